@@ -1,0 +1,29 @@
+"""medspt: self-pretraining of Transformers for medical time-series classification.
+
+>>> import medspt
+>>> clf = medspt.fit_spt(df)                       # long DataFrame -> fitted classifier
+>>> results = medspt.evaluate(df, cv=5)            # subject-wise CV, scratch vs SPT
+"""
+
+from medspt._version import __version__
+from medspt.api import evaluate, fit_spt, subject_folds, summarize
+from medspt.data import WindowSet, from_arrays, make_windows
+from medspt.errors import InputError, ModelFileError
+from medspt.estimator import FramePredictions, SPTClassifier
+from medspt.persistence import load
+
+__all__ = [
+    "__version__",
+    "SPTClassifier",
+    "FramePredictions",
+    "WindowSet",
+    "fit_spt",
+    "evaluate",
+    "summarize",
+    "subject_folds",
+    "make_windows",
+    "from_arrays",
+    "load",
+    "InputError",
+    "ModelFileError",
+]

@@ -1,0 +1,510 @@
+"""DataFrame in, windows out.
+
+The interchange format of medspt is a *long* DataFrame with one row per time sample:
+
+========== ==============================================================
+column     meaning
+========== ==============================================================
+subject    who was recorded (required; evaluation is split by subject)
+recording  which recording of that subject (optional)
+time       seconds since the start of the recording (optional; never a feature)
+label      class of that sample; may change inside a recording (required to fit)
+<channel>  one numeric column per sensor channel
+========== ==============================================================
+
+:func:`make_windows` cuts it into fixed-length windows on a grid anchored at the first
+sample of every recording and returns a :class:`WindowSet` with ``X`` shaped
+``(N, C, T)`` (channels first). Windows that straddle a label change are dropped.
+Missing samples stay NaN; they are never zero-filled here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from medspt.errors import InputError
+
+__all__ = ["WindowSet", "WindowSpec", "make_windows", "from_arrays", "infer_channels"]
+
+
+@dataclass
+class WindowSet:
+    """Windows cut from recordings, ready for a model.
+
+    Attributes
+    ----------
+    X : ndarray of float32, shape (N, C, T)
+        Window values, channels first; NaN marks a missing sample.
+    y : ndarray of int64, shape (N,), or None
+        Class codes into ``classes`` (None when the data had no labels).
+    classes : ndarray
+        The class labels; ``classes[y]`` gives the label of each window.
+    groups : ndarray, shape (N,)
+        Subject of each window; splits never put one subject on both sides.
+    channels : list of str
+        Channel names, in the order of axis 1 of ``X``.
+    fs : float or None
+        Sampling rate in Hz.
+    meta : DataFrame
+        One row per window: ``subject``, ``recording``, ``start`` and ``stop`` (sample
+        indices into the recording), ``start_time`` (seconds). For bookkeeping only;
+        never feed it to a model (position in a recording can leak the label).
+    """
+
+    X: np.ndarray
+    y: np.ndarray | None
+    classes: np.ndarray
+    groups: np.ndarray
+    channels: list[str]
+    fs: float | None = None
+    meta: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    def __len__(self) -> int:
+        return len(self.X)
+
+    @property
+    def labels(self) -> np.ndarray | None:
+        """Class label of each window (``classes[y]``)."""
+        return None if self.y is None else self.classes[self.y]
+
+    def subset(self, index: np.ndarray) -> WindowSet:
+        """Return the windows at ``index`` (integer or boolean array)."""
+        index = np.asarray(index)
+        return WindowSet(
+            X=self.X[index],
+            y=None if self.y is None else self.y[index],
+            classes=self.classes,
+            groups=self.groups[index],
+            channels=list(self.channels),
+            fs=self.fs,
+            meta=self.meta.iloc[index].reset_index(drop=True),
+        )
+
+    def __repr__(self) -> str:
+        n, c, t = self.X.shape
+        counts = ""
+        if self.y is not None:
+            vc = np.bincount(self.y, minlength=len(self.classes))
+            counts = ", ".join(f"{k}: {v}" for k, v in zip(self.classes, vc))
+            counts = f", classes={{{counts}}}"
+        fs = "" if self.fs is None else f", fs={self.fs:g} Hz"
+        return (
+            f"WindowSet(N={n}, C={c}, T={t}{fs}, subjects={len(np.unique(self.groups))}"
+            f"{counts})"
+        )
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    """How a long DataFrame was cut into windows; kept on fitted models so that
+    ``predict(df)`` cuts new data exactly the same way."""
+
+    label: str = "label"
+    subject: str = "subject"
+    recording: str | None = "recording"
+    time: str | None = "time"
+    channels: tuple[str, ...] = ()
+    fs: float | None = None
+    window: int = 0
+    stride: int = 0
+
+    def to_dict(self) -> dict:
+        d = dict(self.__dict__)
+        d["channels"] = list(self.channels)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> WindowSpec:
+        d = dict(d)
+        d["channels"] = tuple(d.get("channels", ()))
+        return cls(**d)
+
+
+_RESERVED_HINT = "pass channels=[...] to choose the signal columns explicitly"
+
+
+def infer_channels(df: pd.DataFrame, exclude: Sequence[str | None]) -> list[str]:
+    """All numeric columns of ``df`` that are not one of the ``exclude`` columns."""
+    skip = {c for c in exclude if c is not None}
+    chans = [c for c in df.columns if c not in skip and pd.api.types.is_numeric_dtype(df[c])]
+    chans = [c for c in chans if not pd.api.types.is_bool_dtype(df[c])]
+    if not chans:
+        others = [c for c in df.columns if c not in skip]
+        raise InputError(
+            "found no numeric channel columns in the DataFrame "
+            f"(non-reserved columns: {others!r}); {_RESERVED_HINT}"
+        )
+    return [str(c) for c in chans]
+
+
+def _to_samples(value: float | int | str | None, fs: float | None, name: str) -> int | None:
+    """Window/stride given as samples (int), seconds (float or "10s")."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        v = value.strip().lower()
+        if not v.endswith("s"):
+            raise InputError(f"{name}={value!r}: use an int (samples) or a string like '10s'")
+        try:
+            seconds = float(v[:-1])
+        except ValueError:
+            raise InputError(f"{name}={value!r} is not a duration like '10s'") from None
+        if fs is None:
+            raise InputError(f"{name}={value!r} is in seconds, so fs (Hz) is needed")
+        return int(round(seconds * fs))
+    if isinstance(value, (bool, np.bool_)):
+        raise InputError(f"{name} must be a number of samples, got {value!r}")
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        if float(value).is_integer():
+            return int(value)
+        raise InputError(
+            f"{name}={value!r}: give samples as an int or seconds as a string like '{value}s'"
+        )
+    raise InputError(f"{name} must be an int (samples) or a string like '10s', got {value!r}")
+
+
+def _infer_fs(df: pd.DataFrame, time: str, keys: list[str]) -> float:
+    """Median sampling rate from the time column, per recording."""
+    dts = []
+    for _, g in df.groupby(keys, sort=False):
+        t = g[time].to_numpy(dtype=float)
+        if len(t) > 1:
+            dts.append(np.diff(t))
+    if not dts:
+        raise InputError(f"cannot infer fs from column {time!r}: every recording has one row")
+    dt = float(np.median(np.concatenate(dts)))
+    if not np.isfinite(dt) or dt <= 0:
+        raise InputError(
+            f"cannot infer fs from column {time!r}: the median time step is {dt}; pass fs"
+        )
+    return 1.0 / dt
+
+
+def _check_column(df: pd.DataFrame, col: str, role: str) -> None:
+    if col not in df.columns:
+        raise InputError(
+            f"{role} column {col!r} not found in the DataFrame; available columns: "
+            f"{list(map(str, df.columns))!r} (set {role}=... to name yours)"
+        )
+
+
+def _validate_channels(df: pd.DataFrame, channels: list[str]) -> None:
+    for c in channels:
+        _check_column(df, c, "channel")
+        s = df[c]
+        if pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
+            hint = ""
+            if s.dtype == object or pd.api.types.is_string_dtype(s):
+                conv = pd.to_numeric(s, errors="coerce")
+                if conv.notna().mean() > 0.9:
+                    hint = (
+                        "; it holds numbers stored as text — convert it with "
+                        f"df[{c!r}] = pd.to_numeric(df[{c!r}])"
+                    )
+            raise InputError(f"channel {c!r} must be numeric, got dtype {s.dtype}{hint}")
+        v = s.to_numpy(dtype=float)
+        if np.isinf(v).any():
+            raise InputError(
+                f"channel {c!r} contains {int(np.isinf(v).sum())} infinite values; "
+                "replace them with NaN (missing) or finite numbers"
+            )
+        if np.isnan(v).all():
+            raise InputError(f"channel {c!r} is entirely missing (all NaN); drop it")
+
+
+def _longest_nan_run(mask: np.ndarray) -> int:
+    """Longest run of True along axis 0 of a (n, C) bool array (max over channels)."""
+    if not mask.any():
+        return 0
+    m = np.vstack([np.zeros((1, mask.shape[1]), bool), mask, np.zeros((1, mask.shape[1]), bool)])
+    d = np.diff(m.astype(np.int8), axis=0)
+    best = 0
+    for j in range(mask.shape[1]):
+        starts = np.flatnonzero(d[:, j] == 1)
+        stops = np.flatnonzero(d[:, j] == -1)
+        if len(starts):
+            best = max(best, int((stops - starts).max()))
+    return best
+
+
+def make_windows(
+    df: pd.DataFrame,
+    *,
+    window: int | str,
+    stride: int | str | None = None,
+    label: str | None = "label",
+    subject: str = "subject",
+    recording: str | None = "recording",
+    time: str | None = "time",
+    channels: Sequence[str] | None = None,
+    fs: float | None = None,
+    classes: Sequence | None = None,
+    max_missing: float = 0.5,
+    drop_short: bool = False,
+) -> WindowSet:
+    """Cut a long DataFrame into fixed-length windows.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Long format, one row per sample (see the module docstring). Rows of a recording
+        are taken in ``time`` order when a time column exists, else in row order.
+    window, stride : int or str
+        Window length and step, in samples (``200``) or seconds (``"10s"``, needs ``fs``
+        or a ``time`` column). ``stride`` defaults to ``window`` (no overlap).
+    label : str or None
+        Label column; ``None`` (or a column that is absent, when ``classes`` is given)
+        cuts unlabelled windows, e.g. for prediction.
+    subject, recording, time : str
+        Column names. ``recording`` and ``time`` are optional and skipped when absent.
+    channels : list of str, optional
+        Signal columns. Default: every numeric column that is not one of the above.
+    fs : float, optional
+        Sampling rate in Hz; inferred from ``time`` when omitted.
+    classes : sequence, optional
+        Known classes (e.g. of a fitted model); labels outside them raise an error.
+    max_missing : float
+        Windows with a larger fraction of missing (NaN) values are dropped.
+    drop_short : bool
+        If False (default), a subject without any complete window raises an error;
+        if True, such subjects are dropped with a warning.
+
+    Returns
+    -------
+    WindowSet
+        Window grid anchored at sample 0 of each recording (starts 0, stride, 2·stride,
+        … while start + window ≤ length); windows whose samples do not all share one
+        label are dropped.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"expected a pandas DataFrame in long format, got {type(df).__name__}")
+    if len(df) == 0:
+        raise InputError("the DataFrame is empty (0 rows)")
+    if not 0.0 <= float(max_missing) <= 1.0:
+        raise InputError(f"max_missing must lie in [0, 1], got {max_missing!r}")
+    _check_column(df, subject, "subject")
+    if df[subject].isna().any():
+        raise InputError(f"subject column {subject!r} has {int(df[subject].isna().sum())} "
+                         "missing values; every row needs a subject")
+    has_label = label is not None and label in df.columns
+    if label is not None and not has_label and classes is None:
+        _check_column(df, label, "label")
+    if has_label and df[label].isna().any():
+        n = int(df[label].isna().sum())
+        raise InputError(
+            f"label column {label!r} has {n} missing values; drop unlabelled rows first "
+            f"(df = df.dropna(subset=[{label!r}]))"
+        )
+    recording = recording if recording is not None and recording in df.columns else None
+    time = time if time is not None and time in df.columns else None
+    if channels is None:
+        channels = infer_channels(df, [subject, recording, time, label])
+    else:
+        channels = [str(c) for c in channels] if not isinstance(channels, str) else [channels]
+        if len(channels) == 0:
+            raise InputError("channels is empty; name at least one signal column")
+        if len(set(channels)) != len(channels):
+            raise InputError(f"channels has duplicates: {channels!r}")
+        for reserved in (subject, recording, time, label):
+            if reserved is not None and reserved in channels:
+                raise InputError(f"column {reserved!r} cannot be both a channel and a key column")
+    _validate_channels(df, channels)
+
+    keys = [subject] + ([recording] if recording else [])
+    if time is not None:
+        if not pd.api.types.is_numeric_dtype(df[time]):
+            raise InputError(f"time column {time!r} must be numeric seconds, got {df[time].dtype}")
+        if df[time].isna().any():
+            raise InputError(f"time column {time!r} has missing values")
+    if fs is None and time is not None:
+        fs = _infer_fs(df, time, keys)
+    if fs is not None and (not np.isfinite(fs) or fs <= 0):
+        raise InputError(f"fs must be a positive sampling rate in Hz, got {fs!r}")
+
+    win = _to_samples(window, fs, "window")
+    step = _to_samples(stride, fs, "stride") if stride is not None else win
+    if win is None or win < 1:
+        raise InputError(f"window must be at least 1 sample, got {window!r}")
+    if step < 1:
+        raise InputError(f"stride must be at least 1 sample, got {stride!r}")
+
+    if has_label:
+        label_values = df[label]
+        if classes is None:
+            cls = pd.unique(label_values)
+            try:
+                cls = np.array(sorted(cls))
+            except TypeError:  # mixed types: keep first-seen order
+                cls = np.asarray(cls, dtype=object)
+        else:
+            cls = np.asarray(classes)
+            unknown = sorted(set(pd.unique(label_values)) - set(cls.tolist()), key=str)
+            if unknown:
+                raise InputError(
+                    f"label column {label!r} has values the model was not trained on: "
+                    f"{unknown[:10]!r}; known classes: {cls.tolist()!r}"
+                )
+        codes_all = pd.Categorical(label_values, categories=cls).codes.astype(np.int64)
+    else:
+        cls = np.asarray(classes) if classes is not None else np.array([])
+        codes_all = np.zeros(len(df), np.int64)
+
+    values_all = df[channels].to_numpy(dtype=np.float32)
+    Xs, ys, metas = [], [], []
+    short_subjects: dict = {}
+    position = np.arange(len(df))
+    for key, idx in df.groupby(keys, sort=False).indices.items():
+        key = key if isinstance(key, tuple) else (key,)
+        subj, rec = key[0], (key[1] if recording else None)
+        idx = position[idx]
+        if time is not None:
+            t = df[time].to_numpy(dtype=float)[idx]
+            if np.any(np.diff(t) < 0):
+                order = np.argsort(t, kind="stable")
+                idx, t = idx[order], t[order]
+            if np.any(np.diff(t) == 0):
+                where = f"subject {subj!r}" + (f", recording {rec!r}" if recording else "")
+                raise InputError(
+                    f"time column {time!r} has duplicated timestamps in {where}; "
+                    "each sample needs its own time"
+                )
+        vals = values_all[idx]  # (n, C)
+        codes = codes_all[idx]
+        n = len(idx)
+        if n < win:
+            short_subjects.setdefault(subj, []).append(n)
+            continue
+        nan = np.isnan(vals)
+        if nan.any():
+            run = _longest_nan_run(nan)
+            if run >= win:
+                where = f"subject {subj!r}" + (f", recording {rec!r}" if recording else "")
+                raise InputError(
+                    f"{where} has a gap of {run} missing samples in one channel, at least a "
+                    f"whole window ({win}); split the recording at the gap or drop the channel"
+                )
+        starts = np.arange(0, n - win + 1, step)
+        # Run id increases at every label change: a window is pure iff its first and
+        # last sample lie in the same run.
+        run_id = np.concatenate([[0], np.cumsum(codes[1:] != codes[:-1])])
+        keep = run_id[starts] == run_id[starts + win - 1]
+        starts = starts[keep]
+        if len(starts) == 0:
+            short_subjects.setdefault(subj, []).append(n)
+            continue
+        w = np.lib.stride_tricks.sliding_window_view(vals, win, axis=0)[starts]  # (n_w, C, T)
+        if nan.any():
+            frac = np.isnan(w).mean(axis=(1, 2))
+            ok = frac <= max_missing
+            w, starts = w[ok], starts[ok]
+        Xs.append(np.ascontiguousarray(w, dtype=np.float32))
+        ys.append(codes[starts])
+        t0 = (t[starts] - t[0]) if time is not None else starts / (fs or 1.0)
+        metas.append(
+            pd.DataFrame(
+                {
+                    "subject": subj,
+                    "recording": rec,
+                    "start": starts,
+                    "stop": starts + win,
+                    "start_time": t0 if (time is not None or fs) else np.nan,
+                }
+            )
+        )
+
+    have = {m["subject"].iloc[0] for m in metas if len(m)}
+    missing = [s for s in short_subjects if s not in have]
+    if missing:
+        detail = ", ".join(f"{s!r} (longest usable part {max(short_subjects[s])})"
+                           for s in missing[:5])
+        msg = (
+            f"{len(missing)} subject(s) have no complete window of {win} samples "
+            f"within one label: {detail}; use a shorter window or drop_short=True"
+        )
+        if not drop_short:
+            raise InputError(msg)
+        import warnings
+
+        warnings.warn(msg + " — dropped", stacklevel=2)
+    if not Xs:
+        raise InputError(f"no complete window of {win} samples in any recording")
+    X = np.concatenate(Xs)
+    meta = pd.concat(metas, ignore_index=True)
+    return WindowSet(
+        X=X,
+        y=np.concatenate(ys) if has_label else None,
+        classes=cls,
+        groups=meta["subject"].to_numpy(),
+        channels=list(channels),
+        fs=fs,
+        meta=meta,
+    )
+
+
+def from_arrays(
+    X,
+    y=None,
+    groups=None,
+    *,
+    channels: Sequence[str] | None = None,
+    fs: float | None = None,
+    classes: Sequence | None = None,
+) -> WindowSet:
+    """Wrap ready-made windows ``X (N, C, T)`` (or ``(N, T)`` for one channel).
+
+    ``y`` holds class labels of any type; ``groups`` the subject of each window (without
+    it every window counts as its own subject, which is only honest if windows are
+    independent cases).
+    """
+    try:
+        arr = np.asarray(X, dtype=np.float32)
+    except (TypeError, ValueError) as e:
+        raise InputError(f"X must be a numeric array of shape (N, C, T): {e}") from None
+    if arr.ndim == 2:
+        arr = arr[:, None, :]
+    if arr.ndim != 3:
+        raise InputError(f"X must have shape (N, C, T) or (N, T), got shape {arr.shape}")
+    if min(arr.shape) == 0:
+        raise InputError(f"X is empty: shape {arr.shape}")
+    if np.isinf(arr).any():
+        raise InputError("X contains infinite values; use NaN for missing samples")
+    n = len(arr)
+    if channels is None:
+        channels = [f"ch{i}" for i in range(arr.shape[1])]
+    channels = [str(c) for c in channels]
+    if len(channels) != arr.shape[1]:
+        raise InputError(f"channels names {len(channels)} columns but X has {arr.shape[1]}")
+    if groups is None:
+        groups = np.arange(n)
+    groups = np.asarray(groups)
+    if groups.shape != (n,):
+        raise InputError(f"groups must have one entry per window ({n}), got shape {groups.shape}")
+    if y is not None:
+        y = np.asarray(y)
+        if y.ndim != 1 or len(y) != n:
+            raise InputError(f"y must have one label per window ({n}), got shape {y.shape}")
+        if pd.isna(y).any():
+            raise InputError("y has missing labels")
+        cls = np.unique(y) if classes is None else np.asarray(classes)
+        codes = np.searchsorted(cls, y) if classes is None else _encode(y, cls)
+        y = codes.astype(np.int64)
+    else:
+        cls = np.asarray(classes) if classes is not None else np.array([])
+    meta = pd.DataFrame({"subject": groups, "recording": None, "start": 0, "stop": arr.shape[2]})
+    return WindowSet(arr, y, cls, groups, channels, fs, meta)
+
+
+def _encode(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    lookup = {c: i for i, c in enumerate(classes.tolist())}
+    try:
+        return np.array([lookup[v] for v in y.tolist()], dtype=np.int64)
+    except KeyError as e:
+        raise InputError(
+            f"y has label {e.args[0]!r} that is not among the known classes {classes.tolist()!r}"
+        ) from None

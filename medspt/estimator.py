@@ -1,0 +1,492 @@
+"""`SPTClassifier`: a scikit-learn classifier for windows ``X (N, C, T)``.
+
+With ``pretrain=True`` (the default) it first trains the Transformer to reconstruct masked
+parts of its own training windows, then fine-tunes it on the labels; with
+``pretrain=False`` it trains the same architecture from scratch with the same budget.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.model_selection import GroupShuffleSplit, StratifiedGroupKFold
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from medspt.data import WindowSet, WindowSpec, make_windows
+from medspt.errors import InputError
+from medspt.masking import STRATEGIES, resolve_channel_groups
+from medspt.model import ATTENTION, POOLING, POSITIONAL, ModelConfig, SPTTransformer
+from medspt.training import TrainConfig, finetune, pretrain, resolve_device
+
+__all__ = ["SPTClassifier", "FramePredictions"]
+
+
+@dataclass
+class FramePredictions:
+    """Predictions for a long DataFrame.
+
+    Attributes
+    ----------
+    windows : DataFrame
+        One row per window: subject, recording, start, stop, ``predicted``, one
+        ``proba_<class>`` column per class, and ``label`` when the frame had labels.
+    recordings : DataFrame
+        One row per recording (subject × recording): the mean class probability over its
+        windows and the class with the highest mean (the aggregation rule), plus the
+        number of windows and the majority true label when known.
+    """
+
+    windows: pd.DataFrame
+    recordings: pd.DataFrame
+
+    def __repr__(self) -> str:
+        return (
+            f"FramePredictions({len(self.windows)} windows, {len(self.recordings)} recordings)"
+            f"\n{self.recordings.head(10).to_string()}"
+        )
+
+
+def _is_long_frame(est, X) -> bool:
+    return isinstance(X, pd.DataFrame) and getattr(est, "frame_spec_", None) is not None
+
+
+class SPTClassifier(ClassifierMixin, BaseEstimator):
+    """Transformer classifier with optional self-pretraining on its own training data.
+
+    Parameters
+    ----------
+    depth : int, default=2
+        Number of Transformer blocks.
+    d_model : int, default=64
+        Token width; must be divisible by ``n_heads``.
+    n_heads : int, default=4
+    patch_len : int, default=8
+        Time steps per token. Patching is what makes training fast.
+    dropout : float, default=0.1
+    positional : {"learned", "sinusoidal", "none"}, default="learned"
+    pooling : {"mean", "cls"}, default="mean"
+    attention : {"full"}, default="full"
+        Attention module; more kinds can be registered in :mod:`medspt.model`.
+    pretrain : bool, default=True
+        Self-pretrain with masked reconstruction before fine-tuning.
+    masking : {"random", "span", "channel", "block"} or callable, default="span"
+        What is hidden during pretraining (see :mod:`medspt.masking`).
+    mask_ratio : float, default=0.15
+        Expected fraction of values hidden, strictly between 0 and 1.
+    mean_span : float, default=3.0
+        Mean length (in steps) of hidden spans / blocks.
+    channel_groups : list or dict, optional
+        Channels hidden together by ``masking="channel"`` (indices or names).
+    pretrain_epochs, epochs : int, default=20, 30
+        Maximum epochs of pretraining and of fine-tuning (early stopping may end sooner).
+    batch_size : int, default=64
+    lr : float, default=1e-3
+        Peak learning rate (AdamW, linear warm-up then cosine decay).
+    weight_decay : float, default=0.01
+    warmup : float, default=0.1
+        Fraction of steps spent warming up.
+    grad_clip : float or None, default=1.0
+    patience : int or None, default=5
+        Early-stopping patience in epochs, on the validation subjects.
+    val_size : float, default=0.2
+        Fraction of training *subjects* held out for early stopping (0 disables it).
+    class_weight : {"balanced"} or None, default="balanced"
+        Weight the loss by inverse class frequency.
+    linear_probe : bool, default=False
+        After pretraining, train only the classification head.
+    normalize : bool, default=True
+        Standardize each channel with statistics of the training windows (NaN ignored).
+    device : str, default="auto"
+        "auto", "cpu", "cuda" or "cuda:1".
+    random_state : int, default=0
+        Seed of initialization, masks, shuffling and the validation split.
+    verbose : bool, default=False
+        Show progress bars.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+    model_ : SPTTransformer
+    history_ : dict
+        ``{"pretrain": [...], "finetune": [...]}``, one dict per epoch.
+    best_epoch_ : dict
+        Chosen epoch of each stage.
+    mean_, std_ : ndarray of shape (C,)
+        Per-channel normalization statistics from the training windows.
+    n_features_in_ : int
+        Number of channels (``X.shape[1]``).
+    n_steps_ : int
+        Window length the model was trained on.
+    channels_ : list of str
+    frame_spec_ : WindowSpec or None
+        How a long DataFrame is cut into windows (set by :func:`medspt.fit_spt`).
+    """
+
+    def __init__(
+        self,
+        depth: int = 2,
+        d_model: int = 64,
+        n_heads: int = 4,
+        patch_len: int = 8,
+        dropout: float = 0.1,
+        positional: str = "learned",
+        pooling: str = "mean",
+        attention: str = "full",
+        pretrain: bool = True,
+        masking="span",
+        mask_ratio: float = 0.15,
+        mean_span: float = 3.0,
+        channel_groups=None,
+        pretrain_epochs: int = 20,
+        epochs: int = 30,
+        batch_size: int = 64,
+        lr: float = 1e-3,
+        weight_decay: float = 0.01,
+        warmup: float = 0.1,
+        grad_clip: float | None = 1.0,
+        patience: int | None = 5,
+        val_size: float = 0.2,
+        class_weight: str | None = "balanced",
+        linear_probe: bool = False,
+        normalize: bool = True,
+        device: str = "auto",
+        random_state: int = 0,
+        verbose: bool = False,
+    ):
+        self.depth = depth
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.patch_len = patch_len
+        self.dropout = dropout
+        self.positional = positional
+        self.pooling = pooling
+        self.attention = attention
+        self.pretrain = pretrain
+        self.masking = masking
+        self.mask_ratio = mask_ratio
+        self.mean_span = mean_span
+        self.channel_groups = channel_groups
+        self.pretrain_epochs = pretrain_epochs
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.weight_decay = weight_decay
+        self.warmup = warmup
+        self.grad_clip = grad_clip
+        self.patience = patience
+        self.val_size = val_size
+        self.class_weight = class_weight
+        self.linear_probe = linear_probe
+        self.normalize = normalize
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.three_d_array = True
+        tags.input_tags.allow_nan = True
+        tags.non_deterministic = False
+        return tags
+
+    # ------------------------------------------------------------------ validation
+
+    def _check_params(self) -> None:
+        def need(ok, msg):
+            if not ok:
+                raise InputError(msg)
+
+        def pos_int(name, minimum=1):
+            v = getattr(self, name)
+            need(
+                isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= minimum,
+                f"{name} must be an integer >= {minimum}, got {v!r}",
+            )
+
+        for name in ("depth", "d_model", "n_heads", "patch_len", "batch_size"):
+            pos_int(name)
+        pos_int("epochs")
+        pos_int("pretrain_epochs", 0)
+        need(
+            self.d_model % self.n_heads == 0,
+            f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})",
+        )
+        need(0 <= self.dropout < 1, f"dropout must lie in [0, 1), got {self.dropout!r}")
+        need(self.positional in POSITIONAL,
+             f"positional must be one of {POSITIONAL}, got {self.positional!r}")
+        need(self.pooling in POOLING, f"pooling must be one of {POOLING}, got {self.pooling!r}")
+        need(self.attention in ATTENTION,
+             f"attention must be one of {tuple(ATTENTION)}, got {self.attention!r}")
+        need(
+            callable(self.masking) or self.masking in STRATEGIES,
+            f"masking must be one of {STRATEGIES} or a callable, got {self.masking!r}",
+        )
+        need(
+            isinstance(self.mask_ratio, (int, float)) and 0 < self.mask_ratio < 1,
+            f"mask_ratio must lie strictly between 0 and 1, i.e. in (0, 1), "
+            f"got {self.mask_ratio!r}",
+        )
+        need(self.mean_span >= 1, f"mean_span must be >= 1 step, got {self.mean_span!r}")
+        need(self.lr > 0, f"lr must be positive, got {self.lr!r}")
+        need(self.weight_decay >= 0, f"weight_decay must be >= 0, got {self.weight_decay!r}")
+        need(0 <= self.warmup < 1, f"warmup must lie in [0, 1), got {self.warmup!r}")
+        need(self.grad_clip is None or self.grad_clip > 0,
+             f"grad_clip must be positive or None, got {self.grad_clip!r}")
+        need(self.patience is None or (isinstance(self.patience, int) and self.patience >= 1),
+             f"patience must be a positive integer or None, got {self.patience!r}")
+        need(0 <= self.val_size < 1, f"val_size must lie in [0, 1), got {self.val_size!r}")
+        need(self.class_weight in ("balanced", None),
+             f"class_weight must be 'balanced' or None, got {self.class_weight!r}")
+        try:
+            resolve_device(self.device)
+        except (RuntimeError, ValueError) as e:
+            raise InputError(f"device={self.device!r}: {e}") from None
+
+    def _prepare_X(self, X, *, reset: bool) -> np.ndarray:
+        """Validate X and return float32 (N, C, T)."""
+        if isinstance(X, WindowSet):
+            X = X.X
+        X = validate_data(
+            self, X, reset=reset, allow_nd=True, ensure_all_finite="allow-nan",
+            dtype=np.float32, ensure_min_features=1,
+        )
+        if X.ndim == 2:
+            X = X[:, None, :]  # one channel; n_features_in_ is then the length T
+        if X.ndim != 3:
+            raise InputError(f"X must have shape (N, C, T) or (N, T), got {X.shape}")
+        if not reset:
+            if X.shape[2] != self.n_steps_:
+                raise InputError(
+                    f"X has windows of {X.shape[2]} steps, but the model was fitted on "
+                    f"{self.n_steps_} steps; cut new data with the same window length"
+                )
+            if X.shape[1] != len(self.channels_) and len(self.channels_) > 1:
+                raise InputError(
+                    f"X has {X.shape[1]} channels, but the model was fitted on "
+                    f"{len(self.channels_)} ({self.channels_})"
+                )
+        return np.ascontiguousarray(X, dtype=np.float32)
+
+    def _validation_split(self, y: np.ndarray, groups: np.ndarray):
+        """Hold out whole subjects for early stopping; returns (train, val) indices."""
+        n = len(y)
+        all_idx = np.arange(n)
+        uniq = np.unique(groups)
+        if self.val_size == 0 or self.patience is None or len(uniq) < 4:
+            return all_idx, np.array([], dtype=int)
+        n_splits = int(min(max(2, round(1 / self.val_size)), len(uniq)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                sgkf = StratifiedGroupKFold(n_splits, shuffle=True, random_state=self.random_state)
+                tr, va = next(sgkf.split(np.zeros(n), y, groups))
+            except ValueError:
+                tr, va = None, None
+        if tr is None or len(np.unique(y[tr])) < len(np.unique(y)):
+            gss = GroupShuffleSplit(1, test_size=self.val_size, random_state=self.random_state)
+            tr, va = next(gss.split(np.zeros(n), y, groups))
+        return tr, va
+
+    # ------------------------------------------------------------------ fit
+
+    def fit(self, X, y=None, groups=None):
+        """Pretrain (optionally) and fine-tune on windows.
+
+        Parameters
+        ----------
+        X : array-like of shape (N, C, T) or (N, T), or WindowSet
+            Windows; NaN marks missing values.
+        y : array-like of shape (N,)
+            Class labels (taken from ``X`` when it is a WindowSet).
+        groups : array-like of shape (N,), optional
+            Subject of each window. Early stopping then holds out whole subjects;
+            without groups every window counts as its own subject.
+        """
+        self._check_params()
+        if isinstance(X, WindowSet):
+            if y is None:
+                y = X.labels
+            if groups is None:
+                groups = X.groups
+            self.channels_ = list(X.channels)
+        if y is None:
+            raise InputError("y is required: one class label per window")
+        X, y = validate_data(
+            self, X.X if isinstance(X, WindowSet) else X, y, allow_nd=True,
+            ensure_all_finite="allow-nan", dtype=np.float32, ensure_min_samples=2,
+        )
+        if X.ndim == 2:
+            X = X[:, None, :]
+        if X.ndim != 3:
+            raise InputError(f"X must have shape (N, C, T) or (N, T), got {X.shape}")
+        check_classification_targets(y)
+        if not hasattr(self, "channels_") or len(self.channels_) != X.shape[1]:
+            self.channels_ = [f"ch{i}" for i in range(X.shape[1])]
+        self.classes_, y_enc = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise InputError(
+                f"y has only one class ({self.classes_[0]!r}); a classifier needs samples "
+                "of at least 2 classes"
+            )
+        n, C, T = X.shape
+        if groups is None:
+            groups = np.arange(n)
+        groups = np.asarray(groups)
+        if groups.shape != (n,):
+            raise InputError(f"groups must have one entry per window ({n}), got {groups.shape}")
+        if np.isnan(X).all(axis=(0, 2)).any():
+            bad = [self.channels_[i] for i in np.flatnonzero(np.isnan(X).all(axis=(0, 2)))]
+            raise InputError(f"channel(s) {bad} are entirely missing (all NaN)")
+        self.n_steps_ = T
+        self.mean_, self.std_ = self._channel_stats(X)
+        channel_groups = resolve_channel_groups(self.channel_groups, self.channels_)
+
+        t_start = time.perf_counter()
+        seed = int(self.random_state)
+        dev = resolve_device(self.device)
+        tr, va = self._validation_split(y_enc, groups)
+        Xn = torch.from_numpy(self._normalize(X))
+        yt = torch.from_numpy(y_enc.astype(np.int64))
+        Xtr, ytr, Xva, yva = Xn[tr], yt[tr], Xn[va], yt[va]
+
+        cfg = ModelConfig(
+            n_channels=C, n_steps=T, n_classes=len(self.classes_), depth=int(self.depth),
+            d_model=int(self.d_model), n_heads=int(self.n_heads),
+            patch_len=int(self.patch_len), dropout=float(self.dropout),
+            positional=self.positional, pooling=self.pooling, attention=self.attention,
+        )
+        torch.manual_seed(seed)
+        self.model_ = SPTTransformer(cfg)
+        train_kw = dict(
+            batch_size=int(self.batch_size), lr=float(self.lr),
+            weight_decay=float(self.weight_decay), warmup=float(self.warmup),
+            grad_clip=self.grad_clip, patience=self.patience, device=str(dev), seed=seed,
+            verbose=bool(self.verbose),
+        )
+        self.history_ = {"pretrain": [], "finetune": []}
+        self.best_epoch_ = {"pretrain": 0, "finetune": 0}
+        if self.pretrain and self.pretrain_epochs > 0:
+            hist, best = pretrain(
+                self.model_, Xtr, X_val=Xva, masking=self.masking,
+                mask_ratio=float(self.mask_ratio), mean_span=float(self.mean_span),
+                channel_groups=channel_groups,
+                config=TrainConfig(epochs=int(self.pretrain_epochs), **train_kw),
+            )
+            self.history_["pretrain"], self.best_epoch_["pretrain"] = hist, best
+        weight = None
+        if self.class_weight == "balanced":
+            present = np.unique(y_enc[tr])
+            w = np.ones(len(self.classes_), dtype=np.float32)
+            w[present] = compute_class_weight("balanced", classes=present, y=y_enc[tr])
+            weight = torch.from_numpy(w)
+        hist, best = finetune(
+            self.model_, Xtr, ytr, X_val=Xva, y_val=yva, class_weight=weight,
+            linear_probe=bool(self.linear_probe and self.pretrain),
+            config=TrainConfig(epochs=int(self.epochs), **train_kw),
+            desc="finetune" if self.pretrain else "scratch",
+        )
+        self.history_["finetune"], self.best_epoch_["finetune"] = hist, best
+        self.model_.to("cpu").eval()
+        self.fit_time_ = time.perf_counter() - t_start
+        self.n_train_windows_, self.n_val_windows_ = len(tr), len(va)
+        if not hasattr(self, "frame_spec_"):
+            self.frame_spec_ = None
+        return self
+
+    @staticmethod
+    def _channel_stats(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            mean = np.nanmean(X, axis=(0, 2)).astype(np.float32)
+            std = np.nanstd(X, axis=(0, 2)).astype(np.float32)
+        std[~(std > 1e-8)] = 1.0  # flat channel: centre only
+        return mean, std
+
+    def _normalize(self, X: np.ndarray) -> np.ndarray:
+        if not self.normalize:
+            return X
+        return ((X - self.mean_[None, :, None]) / self.std_[None, :, None]).astype(np.float32)
+
+    # ------------------------------------------------------------------ predict
+
+    def predict_proba(self, X):
+        """Class probabilities, shape (N, n_classes); for a long DataFrame see
+        :meth:`predict`."""
+        check_is_fitted(self, "model_")
+        if _is_long_frame(self, X):
+            return self._predict_frame(X).windows.filter(like="proba_").to_numpy()
+        X = self._prepare_X(X, reset=False)
+        Xn = torch.from_numpy(self._normalize(X))
+        dev = resolve_device(self.device)
+        self.model_.to(dev).eval()
+        out = []
+        with torch.no_grad():
+            for i in range(0, len(Xn), 512):
+                out.append(torch.softmax(self.model_(Xn[i : i + 512].to(dev)), dim=1).cpu())
+        self.model_.to("cpu")
+        return torch.cat(out).numpy().astype(np.float64)
+
+    def predict(self, X):
+        """Predicted class of each window.
+
+        For a long DataFrame (models fitted by :func:`medspt.fit_spt`) returns a
+        :class:`FramePredictions` with per-window and per-recording predictions.
+        """
+        if _is_long_frame(self, X):
+            check_is_fitted(self, "model_")
+            return self._predict_frame(X)
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def _predict_frame(self, df: pd.DataFrame) -> FramePredictions:
+        spec: WindowSpec = self.frame_spec_
+        missing = [c for c in spec.channels if c not in df.columns]
+        if missing:
+            raise InputError(
+                f"the DataFrame lacks channel column(s) {missing} that the model was trained "
+                f"on; expected channels {list(spec.channels)}"
+            )
+        ws = make_windows(
+            df, window=spec.window, stride=spec.stride,
+            label=spec.label if spec.label in df.columns else None, subject=spec.subject,
+            recording=spec.recording, time=spec.time, channels=list(spec.channels),
+            fs=spec.fs, classes=self.classes_,
+        )
+        proba = self.predict_proba(ws.X)
+        win = ws.meta[["subject", "recording", "start", "stop"]].copy()
+        win["predicted"] = self.classes_[proba.argmax(1)]
+        for k, c in enumerate(self.classes_):
+            win[f"proba_{c}"] = proba[:, k]
+        if ws.y is not None:
+            win["label"] = ws.labels
+        keys = ["subject", "recording"]
+        rec = win.groupby(keys, sort=False, dropna=False)[
+            [f"proba_{c}" for c in self.classes_]
+        ].mean()
+        rec["n_windows"] = win.groupby(keys, sort=False, dropna=False).size()
+        rec["predicted"] = self.classes_[rec.filter(like="proba_").to_numpy().argmax(1)]
+        if ws.y is not None:
+            rec["label"] = win.groupby(keys, sort=False, dropna=False)["label"].agg(
+                lambda s: s.mode().iloc[0]
+            )
+        return FramePredictions(windows=win, recordings=rec.reset_index())
+
+    def score(self, X, y, sample_weight=None):
+        """Mean window accuracy on ``X, y``."""
+        return super().score(X, y, sample_weight=sample_weight)
+
+    # ------------------------------------------------------------------ persistence
+
+    def save(self, path) -> None:
+        """Write the fitted model as JSON config + tensors (safetensors); see
+        :func:`medspt.load`."""
+        from medspt.persistence import save_model
+
+        save_model(self, path)

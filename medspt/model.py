@@ -1,0 +1,248 @@
+"""The depth-parameterized Transformer of medspt, in one file.
+
+Input values with hidden entries (masked for pretraining, or missing) set to zero, plus an
+indicator channel per input channel that says which entries are hidden, are cut into
+patches of ``patch_len`` steps; each patch becomes one token. ``depth`` pre-norm blocks
+follow, then two heads: a reconstruction head that predicts every value of every patch,
+and a classification head on the pooled tokens.
+
+Attention is a pluggable module (see :data:`ATTENTION`): it receives ``q, k, v`` shaped
+``(B, H, N, Dh)`` and a key padding mask ``(B, N)`` (True = padding) and returns the
+attended values ``(B, H, N, Dh)``. ``"full"`` wraps ``scaled_dot_product_attention``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from medspt.errors import InputError
+
+POSITIONAL = ("learned", "sinusoidal", "none")
+POOLING = ("mean", "cls")
+
+
+@dataclass
+class ModelConfig:
+    n_channels: int
+    n_steps: int  # window length T
+    n_classes: int
+    depth: int = 2
+    d_model: int = 64
+    n_heads: int = 4
+    patch_len: int = 8
+    dropout: float = 0.1
+    positional: str = "learned"
+    pooling: str = "mean"
+    attention: str = "full"
+    mlp_ratio: int = 4
+
+    @property
+    def n_patches(self) -> int:
+        return math.ceil(self.n_steps / self.patch_len)
+
+    def validate(self) -> None:
+        """Raise :class:`InputError` naming the first bad setting."""
+
+        def need(ok: bool, msg: str) -> None:
+            if not ok:
+                raise InputError(msg)
+
+        for name in ("n_channels", "n_steps", "depth", "d_model", "n_heads", "patch_len"):
+            v = getattr(self, name)
+            need(
+                isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+                f"{name} must be a positive integer, got {v!r}",
+            )
+        need(self.n_classes >= 1, f"n_classes must be at least 1, got {self.n_classes!r}")
+        need(
+            self.d_model % self.n_heads == 0,
+            f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})",
+        )
+        need(0.0 <= self.dropout < 1.0, f"dropout must lie in [0, 1), got {self.dropout!r}")
+        need(
+            self.positional in POSITIONAL,
+            f"positional must be one of {POSITIONAL}, got {self.positional!r}",
+        )
+        need(self.pooling in POOLING, f"pooling must be one of {POOLING}, got {self.pooling!r}")
+        need(
+            self.attention in ATTENTION,
+            f"attention must be one of {tuple(ATTENTION)}, got {self.attention!r}",
+        )
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------- attention
+
+
+class FullAttention(nn.Module):
+    """Exact softmax attention over all tokens (``scaled_dot_product_attention``)."""
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.dropout = config.dropout
+
+    def forward(self, q, k, v, key_padding_mask=None):
+        # q, k, v: (B, H, N, Dh); key_padding_mask: (B, N), True = padding
+        mask = None
+        if key_padding_mask is not None:
+            mask = ~key_padding_mask[:, None, None, :]  # (B, 1, 1, N), True = attend
+        p = self.dropout if self.training else 0.0
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
+
+
+ATTENTION: dict[str, Callable[[ModelConfig], nn.Module]] = {"full": FullAttention}
+
+
+def register_attention(name: str, factory: Callable[[ModelConfig], nn.Module]) -> None:
+    """Make ``ModelConfig(attention=name)`` build ``factory(config)`` as attention module."""
+    ATTENTION[name] = factory
+
+
+# --------------------------------------------------------------------------- blocks
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.n_heads = config.n_heads
+        self.qkv = nn.Linear(config.d_model, 3 * config.d_model)
+        self.proj = nn.Linear(config.d_model, config.d_model)
+        self.attend = ATTENTION[config.attention](config)
+        self.drop = nn.Dropout(config.dropout)
+
+    def forward(self, x, key_padding_mask=None):
+        B, N, D = x.shape
+        q, k, v = self.qkv(x).split(D, dim=2)  # each (B, N, D)
+        q, k, v = (t.view(B, N, self.n_heads, D // self.n_heads).transpose(1, 2) for t in (q, k, v))
+        y = self.attend(q, k, v, key_padding_mask)  # (B, H, N, Dh)
+        y = y.transpose(1, 2).reshape(B, N, D)
+        return self.drop(self.proj(y))
+
+
+class MLP(nn.Module):
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        hidden = config.mlp_ratio * config.d_model
+        self.fc = nn.Linear(config.d_model, hidden)
+        self.out = nn.Linear(hidden, config.d_model)
+        self.drop = nn.Dropout(config.dropout)
+
+    def forward(self, x):
+        return self.drop(self.out(F.gelu(self.fc(x))))
+
+
+class Block(nn.Module):
+    """Pre-norm Transformer block."""
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(config.d_model)
+        self.attn = SelfAttention(config)
+        self.ln2 = nn.LayerNorm(config.d_model)
+        self.mlp = MLP(config)
+
+    def forward(self, x, key_padding_mask=None):
+        x = x + self.attn(self.ln1(x), key_padding_mask)
+        return x + self.mlp(self.ln2(x))
+
+
+def sinusoidal_table(n: int, d: int) -> torch.Tensor:
+    """Fixed sine/cosine positions (Vaswani et al. 2017), shape (n, d)."""
+    pos = torch.arange(n, dtype=torch.float32)[:, None]
+    freq = torch.exp(torch.arange(0, d, 2, dtype=torch.float32) * (-math.log(10000.0) / d))
+    table = torch.zeros(n, d)
+    table[:, 0::2] = torch.sin(pos * freq)
+    table[:, 1::2] = torch.cos(pos * freq)[:, : d // 2]
+    return table
+
+
+# --------------------------------------------------------------------------- model
+
+
+class SPTTransformer(nn.Module):
+    """Patch-token Transformer encoder with reconstruction and classification heads."""
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        config.validate()
+        self.config = config
+        C, P, D = config.n_channels, config.patch_len, config.d_model
+        n_tok = config.n_patches + (config.pooling == "cls")
+        self.embed = nn.Linear(2 * C * P, D)  # values + hidden-indicator of one patch
+        if config.positional == "learned":
+            self.pos = nn.Parameter(torch.zeros(1, n_tok, D))
+            nn.init.normal_(self.pos, std=0.02)
+        elif config.positional == "sinusoidal":
+            self.register_buffer("pos", sinusoidal_table(n_tok, D)[None], persistent=False)
+        else:
+            self.pos = None
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, D)) if config.pooling == "cls" else None
+        self.drop = nn.Dropout(config.dropout)
+        self.blocks = nn.ModuleList(Block(config) for _ in range(config.depth))
+        self.ln_f = nn.LayerNorm(D)
+        self.recon_head = nn.Linear(D, C * P)
+        self.head = nn.Linear(D, config.n_classes)
+        self.apply(self._init_weights)
+
+    @staticmethod
+    def _init_weights(m: nn.Module) -> None:
+        if isinstance(m, nn.Linear):
+            nn.init.normal_(m.weight, std=0.02)
+            nn.init.zeros_(m.bias)
+
+    def encoder_parameters(self):
+        """Everything but the classification head (what pretraining trains)."""
+        return [p for n, p in self.named_parameters() if not n.startswith("head.")]
+
+    def encode(self, x: torch.Tensor, hidden: torch.Tensor | None = None) -> torch.Tensor:
+        """Token states ``(B, N, D)`` of windows ``x (B, C, T)``.
+
+        ``hidden (B, C, T)`` marks entries the model must not see; NaN entries of ``x``
+        are always hidden.
+        """
+        cfg = self.config
+        B, C, T = x.shape
+        P, n_p = cfg.patch_len, cfg.n_patches
+        missing = torch.isnan(x)
+        hide = missing if hidden is None else (hidden | missing)
+        vals = torch.where(hide, torch.zeros((), dtype=x.dtype, device=x.device), x)
+        inp = torch.cat([vals, hide.to(x.dtype)], dim=1)  # (B, 2C, T)
+        pad = n_p * P - T
+        if pad:  # trailing steps of the last patch: zero value, flagged hidden
+            inp = F.pad(inp, (0, pad))
+            inp[:, C:, T:] = 1.0
+        tok = inp.view(B, 2 * C, n_p, P).permute(0, 2, 1, 3).reshape(B, n_p, 2 * C * P)
+        h = self.embed(tok)  # (B, n_p, D)
+        if self.cls_token is not None:
+            h = torch.cat([self.cls_token.expand(B, -1, -1), h], dim=1)
+        if self.pos is not None:
+            h = h + self.pos[:, : h.shape[1]]
+        h = self.drop(h)
+        for block in self.blocks:
+            h = block(h)
+        return self.ln_f(h)  # (B, N, D)
+
+    def reconstruct(self, x: torch.Tensor, hidden: torch.Tensor | None = None) -> torch.Tensor:
+        """Predicted values ``(B, C, T)`` for every entry (trained on hidden ones)."""
+        cfg = self.config
+        B, C, T = x.shape
+        h = self.encode(x, hidden)
+        if self.cls_token is not None:
+            h = h[:, 1:]
+        out = self.recon_head(h)  # (B, n_p, C*P)
+        out = out.view(B, cfg.n_patches, C, cfg.patch_len).permute(0, 2, 1, 3)
+        return out.reshape(B, C, cfg.n_patches * cfg.patch_len)[:, :, :T]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Class logits ``(B, K)`` of windows ``x (B, C, T)``."""
+        h = self.encode(x)
+        pooled = h[:, 0] if self.cls_token is not None else h.mean(dim=1)  # (B, D)
+        return self.head(self.drop(pooled))

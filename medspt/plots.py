@@ -1,0 +1,67 @@
+"""Figures for results tables and training histories (matplotlib, no display needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless-safe; medspt only writes files
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from medspt.api import summarize  # noqa: E402
+
+__all__ = ["plot_accuracy_vs_depth", "plot_history"]
+
+
+def plot_accuracy_vs_depth(
+    results: pd.DataFrame, path, metric: str = "balanced_accuracy", title: str | None = None
+) -> Path:
+    """Mean ``metric`` (± std over folds × seeds) against depth, one line per configuration."""
+    table = summarize(results, metric)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for config, g in table.groupby("config", sort=False):
+        style = dict(color="black", linestyle="--", marker="s") if config == "scratch" else {}
+        style.setdefault("marker", "o")
+        ax.errorbar(g["depth"], g["mean"], yerr=g["std"].fillna(0), capsize=3, label=config,
+                    **style)
+    ax.set_xlabel("depth (Transformer blocks)")
+    ax.set_ylabel(metric.replace("_", " "))
+    ax.set_xticks(sorted(table["depth"].unique()))
+    ax.set_title(title or f"{metric.replace('_', ' ')} vs depth (subject-wise CV)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_history(clf, path) -> Path:
+    """Loss curves of a fitted SPTClassifier: pretraining and fine-tuning side by side."""
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+    for ax, stage in zip(axes, ("pretrain", "finetune")):
+        hist = pd.DataFrame(clf.history_.get(stage, []))
+        if hist.empty:
+            ax.text(0.5, 0.5, f"no {stage}", ha="center", va="center")
+            ax.set_axis_off()
+            continue
+        ax.plot(hist["epoch"], hist["train_loss"], label="train")
+        if "val_loss" in hist:
+            ax.plot(hist["epoch"], hist["val_loss"], label="validation subjects")
+        best = clf.best_epoch_.get(stage)
+        if best:
+            ax.axvline(best, color="grey", linestyle=":", label=f"chosen epoch {best}")
+        ax.set_title(stage)
+        ax.set_xlabel("epoch")
+        ax.set_ylabel("masked MSE" if stage == "pretrain" else "cross-entropy")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

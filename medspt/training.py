@@ -1,0 +1,274 @@
+"""Training loops: masked-reconstruction pretraining, fine-tuning, training from scratch.
+
+All three share one loop (:func:`_fit_loop`): AdamW, linear warm-up then cosine decay per
+step, gradient clipping, early stopping on a validation set with the best weights
+restored, seeded shuffling, and a progress bar that ``verbose=False`` silences.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from medspt.masking import make_mask
+from medspt.model import ModelConfig, SPTTransformer
+
+__all__ = ["TrainConfig", "pretrain", "finetune", "scratch", "masked_mse", "resolve_device"]
+
+
+@dataclass
+class TrainConfig:
+    """Optimisation settings shared by pretraining and fine-tuning."""
+
+    epochs: int = 30
+    batch_size: int = 64
+    lr: float = 1e-3
+    weight_decay: float = 0.01
+    warmup: float = 0.1  # fraction of all steps spent warming up
+    grad_clip: float | None = 1.0
+    patience: int | None = 5  # epochs without validation improvement; None = never stop
+    device: str = "cpu"
+    seed: int = 0
+    verbose: bool = True
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    """``"auto"`` picks CUDA when available, else CPU."""
+    if device is None or str(device) == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    dev = torch.device(device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r} was requested but CUDA is not available")
+    return dev
+
+
+def masked_mse(pred: torch.Tensor, target: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
+    """Mean squared error over hidden entries whose target is observed (not NaN)."""
+    sel = hidden & ~torch.isnan(target)  # (B, C, T)
+    if not sel.any():
+        return pred.sum() * 0.0  # keeps the graph; contributes nothing
+    return F.mse_loss(pred[sel], target[sel])
+
+
+def _warmup_cosine(total_steps: int, warmup: float) -> Callable[[int], float]:
+    n_warm = max(1, int(round(warmup * total_steps)))
+
+    def factor(step: int) -> float:
+        if step < n_warm:
+            return (step + 1) / n_warm
+        progress = (step - n_warm) / max(1, total_steps - n_warm)
+        return 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
+
+    return factor
+
+
+def _batches(n: int, batch_size: int, generator: torch.Generator | None):
+    order = torch.randperm(n, generator=generator) if generator is not None else torch.arange(n)
+    for i in range(0, n, batch_size):
+        yield order[i : i + batch_size]
+
+
+def _fit_loop(
+    model: torch.nn.Module,
+    params: list[torch.nn.Parameter],
+    train_step: Callable[[torch.Tensor, torch.Generator], torch.Tensor],
+    eval_fn: Callable[[], dict] | None,
+    n_train: int,
+    cfg: TrainConfig,
+    desc: str,
+    monitor: str = "val_loss",
+) -> tuple[list[dict], int]:
+    """Generic epoch loop; returns the per-epoch history and the best epoch (1-based)."""
+    torch.manual_seed(cfg.seed)  # dropout
+    gen = torch.Generator().manual_seed(cfg.seed)  # shuffling and masks, on CPU
+    steps_per_epoch = math.ceil(n_train / cfg.batch_size)
+    total = max(1, cfg.epochs * steps_per_epoch)
+    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, _warmup_cosine(total, cfg.warmup))
+    history: list[dict] = []
+    best, best_epoch, best_state, stale = math.inf, 0, None, 0
+    bar = tqdm(range(1, cfg.epochs + 1), desc=desc, disable=not cfg.verbose, leave=False)
+    for epoch in bar:
+        model.train()
+        t0, total_loss, seen = time.perf_counter(), 0.0, 0
+        for idx in _batches(n_train, cfg.batch_size, gen):
+            loss = train_step(idx, gen)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            if cfg.grad_clip:
+                torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
+            opt.step()
+            sched.step()
+            total_loss += float(loss.detach()) * len(idx)
+            seen += len(idx)
+        dt = time.perf_counter() - t0
+        row = {"epoch": epoch, "train_loss": total_loss / max(seen, 1), "windows": seen,
+               "seconds": dt, "windows_per_s": seen / dt if dt > 0 else float("nan")}
+        if eval_fn is not None:
+            model.eval()
+            with torch.no_grad():
+                row.update(eval_fn())
+        history.append(row)
+        bar.set_postfix({k: f"{v:.3g}" for k, v in row.items() if k.endswith("loss")})
+        score = row.get(monitor, row["train_loss"])
+        if score < best - 1e-6:
+            best, best_epoch, stale = score, epoch, 0
+            if eval_fn is not None:
+                best_state = copy.deepcopy(model.state_dict())
+        else:
+            stale += 1
+            if eval_fn is not None and cfg.patience is not None and stale >= cfg.patience:
+                break
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    bar.close()
+    return history, best_epoch or len(history)
+
+
+def pretrain(
+    model: SPTTransformer,
+    X: torch.Tensor,
+    *,
+    X_val: torch.Tensor | None = None,
+    masking: str | Callable = "span",
+    mask_ratio: float = 0.15,
+    mean_span: float = 3.0,
+    channel_groups: list[list[int]] | None = None,
+    config: TrainConfig | None = None,
+) -> tuple[list[dict], int]:
+    """Train the encoder to reconstruct hidden values of its own training windows.
+
+    Parameters
+    ----------
+    model : SPTTransformer
+    X : Tensor, shape (N, C, T)
+        Normalized training windows (NaN = missing; never part of the loss).
+    X_val : Tensor, optional
+        Windows whose reconstruction loss (with fixed masks) drives early stopping.
+    masking, mask_ratio, mean_span, channel_groups
+        See :func:`medspt.masking.make_mask`.
+
+    Returns
+    -------
+    history : list of dict
+        Per epoch: ``train_loss``, ``val_loss`` (masked MSE), seconds, windows/s.
+    best_epoch : int
+    """
+    cfg = config or TrainConfig()
+    dev = resolve_device(cfg.device)
+    model.to(dev)
+    X = X.to(dev)
+    mask_kw = dict(ratio=mask_ratio, mean_span=mean_span, channel_groups=channel_groups)
+
+    def hide_for(xb: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+        m = make_mask(tuple(xb.shape), masking, valid=~torch.isnan(xb).cpu(), generator=gen,
+                      **mask_kw)
+        return m.to(xb.device)
+
+    def step(idx, gen):
+        xb = X[idx.to(dev)]
+        hidden = hide_for(xb, gen)
+        return masked_mse(model.reconstruct(xb, hidden), xb, hidden)
+
+    eval_fn = None
+    if X_val is not None and len(X_val):
+        X_val = X_val.to(dev)
+        vgen = torch.Generator().manual_seed(cfg.seed + 1)
+        val_hidden = [hide_for(X_val[i : i + 512], vgen) for i in range(0, len(X_val), 512)]
+
+        def eval_fn():
+            losses = [
+                float(masked_mse(model.reconstruct(X_val[i * 512 : (i + 1) * 512], h),
+                                 X_val[i * 512 : (i + 1) * 512], h))
+                for i, h in enumerate(val_hidden)
+            ]
+            return {"val_loss": float(np.mean(losses))}
+
+    params = model.encoder_parameters()
+    return _fit_loop(model, params, step, eval_fn, len(X), cfg, "pretrain")
+
+
+def finetune(
+    model: SPTTransformer,
+    X: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    X_val: torch.Tensor | None = None,
+    y_val: torch.Tensor | None = None,
+    class_weight: torch.Tensor | None = None,
+    linear_probe: bool = False,
+    config: TrainConfig | None = None,
+    desc: str = "finetune",
+) -> tuple[list[dict], int]:
+    """Train the classifier (all weights, or only the head with ``linear_probe=True``).
+
+    Early stopping watches the validation loss; the weights of the best epoch are kept.
+    Returns the per-epoch history (``train_loss``, ``val_loss``, ``val_accuracy``,
+    ``val_balanced_accuracy``) and the best epoch.
+    """
+    cfg = config or TrainConfig()
+    dev = resolve_device(cfg.device)
+    model.to(dev)
+    X, y = X.to(dev), y.to(dev)
+    w = class_weight.to(dev) if class_weight is not None else None
+    if linear_probe:
+        params = list(model.head.parameters())
+        for p in model.parameters():
+            p.requires_grad_(False)
+        for p in params:
+            p.requires_grad_(True)
+    else:
+        params = [p for p in model.parameters() if p.requires_grad]
+
+    def step(idx, gen):
+        idx = idx.to(dev)
+        return F.cross_entropy(model(X[idx]), y[idx], weight=w)
+
+    eval_fn = None
+    if X_val is not None and len(X_val):
+        X_val, y_val = X_val.to(dev), y_val.to(dev)
+
+        def eval_fn():
+            logits = torch.cat([model(X_val[i : i + 512]) for i in range(0, len(X_val), 512)])
+            pred = logits.argmax(1)
+            recalls = [
+                float((pred[y_val == k] == k).float().mean()) for k in torch.unique(y_val)
+            ]
+            return {
+                "val_loss": float(F.cross_entropy(logits, y_val, weight=w)),
+                "val_accuracy": float((pred == y_val).float().mean()),
+                "val_balanced_accuracy": float(np.mean(recalls)),
+            }
+
+    try:
+        return _fit_loop(model, params, step, eval_fn, len(X), cfg, desc)
+    finally:
+        if linear_probe:
+            for p in model.parameters():
+                p.requires_grad_(True)
+
+
+def scratch(
+    config: ModelConfig,
+    X: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    seed: int = 0,
+    **kwargs,
+) -> tuple[SPTTransformer, list[dict], int]:
+    """Build a freshly initialized model (seeded) and train it on labels only.
+
+    Same architecture and fine-tuning budget as SPT, so the two compare fairly.
+    """
+    torch.manual_seed(seed)
+    model = SPTTransformer(config)
+    history, best = finetune(model, X, y, desc="scratch", **kwargs)
+    return model, history, best

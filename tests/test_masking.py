@@ -1,0 +1,297 @@
+"""Tests for medspt.masking: statistics of each strategy, constraints, seeding and validation."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from medspt.errors import InputError
+from medspt.masking import STRATEGIES, _run_mask, make_mask, resolve_channel_groups
+
+
+def gen(seed: int = 0) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def interior_run_lengths(rows: torch.Tensor) -> np.ndarray:
+    """Lengths of hidden runs of bool (N, T) rows that touch neither window edge."""
+    x = rows.to(torch.int8).numpy()
+    padded = np.pad(x, ((0, 0), (1, 1)))
+    diff = np.diff(padded, axis=1)  # +1 at run starts, -1 one past run ends
+    r_s, starts = np.nonzero(diff == 1)
+    r_e, ends = np.nonzero(diff == -1)
+    assert np.array_equal(r_s, r_e)  # starts and ends pair up row by row, in order
+    t = x.shape[1]
+    keep = (starts > 0) & (ends < t)
+    return (ends - starts)[keep]
+
+
+# ---------------------------------------------------------------------------------- ratios
+
+
+@pytest.mark.parametrize("ratio", [0.15, 0.5])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_ratio_honoured(strategy, ratio):
+    g = gen(1)
+    # "channel" has only one draw per channel, so more channels for a tight estimate.
+    shape = (256, 20, 50) if strategy == "channel" else (256, 6, 200)
+    fractions = [
+        make_mask(shape, strategy, ratio=ratio, generator=g).float().mean() for _ in range(4)
+    ]
+    assert abs(float(torch.stack(fractions).mean()) - ratio) < 0.02
+
+
+def test_channel_ratio_few_channels_matches_unhide_rule():
+    # With G singleton groups the expected hidden fraction is ratio - ratio**G / G.
+    ratio, c = 0.5, 3
+    m = make_mask((20000, c, 4), "channel", ratio=ratio, generator=gen(2))
+    expected = ratio - ratio**c / c
+    assert abs(float(m.float().mean()) - expected) < 0.01
+    assert abs(expected - ratio) > 0.03  # the rule is visible for so few channels
+
+
+@pytest.mark.parametrize("strategy", ["span", "block"])
+def test_high_ratio_short_span_keeps_ratio(strategy):
+    # Visible runs would need mean < 1 here; the ratio must still be honoured.
+    m = make_mask((256, 4, 200), strategy, ratio=0.9, mean_span=3, generator=gen(3))
+    assert abs(float(m.float().mean()) - 0.9) < 0.02
+
+
+# ---------------------------------------------------------------------------------- span / block
+
+
+@pytest.mark.parametrize("ratio", [0.15, 0.5])
+@pytest.mark.parametrize("mean_span", [3.0, 8.0])
+@pytest.mark.parametrize("strategy", ["span", "block"])
+def test_mean_hidden_run_length(strategy, mean_span, ratio):
+    b, c = (64, 4) if strategy == "span" else (256, 2)
+    m = make_mask((b, c, 2000), strategy, ratio=ratio, mean_span=mean_span, generator=gen(4))
+    rows = m.reshape(-1, 2000) if strategy == "span" else m[:, 0, :]
+    lengths = interior_run_lengths(rows)
+    assert len(lengths) > 1000
+    assert abs(lengths.mean() - mean_span) < 0.1 * mean_span
+    # Geometric lengths: the spread is not degenerate (e.g. not fixed-length spans).
+    if mean_span > 1:
+        assert lengths.std() > 0.5 * np.sqrt(mean_span * (mean_span - 1))
+
+
+def test_span_differs_between_channels():
+    m = make_mask((8, 6, 200), "span", ratio=0.5, generator=gen(5))
+    assert not (m == m[:, :1]).all()
+
+
+def test_block_identical_across_channels():
+    m = make_mask((64, 7, 300), "block", ratio=0.3, mean_span=5, generator=gen(6))
+    assert (m == m[:, :1]).all()
+    assert m.any() and not m.all()
+
+
+@pytest.mark.parametrize("t", [1, 2, 3, 17])
+def test_run_mask_tiny_windows_and_top_up(t):
+    # n_runs=1 forces the top-up loop; the result must still be a valid stationary chain.
+    rows = _run_mask(4000, t, 0.4, 3.0, gen(7), torch.device("cpu"), n_runs=1)
+    assert rows.shape == (4000, t) and rows.dtype == torch.bool
+    assert abs(float(rows.float().mean()) - 0.4) < 0.03
+    ref = _run_mask(4000, t, 0.4, 3.0, gen(7), torch.device("cpu"))
+    assert abs(float(ref.float().mean()) - 0.4) < 0.03
+
+
+# ---------------------------------------------------------------------------------- channel
+
+
+def test_channel_whole_channels():
+    m = make_mask((128, 9, 50), "channel", ratio=0.4, generator=gen(8))
+    assert (m == m[:, :, :1]).all()  # constant over time
+    per_channel = m[:, :, 0]
+    assert not per_channel.all(dim=1).any()  # never every channel hidden
+    assert per_channel.any()
+
+
+def test_channel_groups_hidden_together():
+    groups = [[0, 1, 2], [5, 3]]  # channels 4, 6, 7 become singletons
+    m = make_mask((2000, 8, 10), "channel", ratio=0.5, channel_groups=groups, generator=gen(9))
+    assert (m == m[:, :, :1]).all()
+    ch = m[:, :, 0]  # (B, C)
+    assert (ch[:, [0, 1, 2]] == ch[:, :1]).all()
+    assert (ch[:, [3, 5]] == ch[:, 3:4]).all()
+    # 5 groups in total: never all hidden, but each of them sometimes hidden.
+    group_hidden = torch.stack([ch[:, 0], ch[:, 3], ch[:, 4], ch[:, 6], ch[:, 7]], dim=1)
+    assert not group_hidden.all(dim=1).any()
+    assert group_hidden.any(dim=0).all()
+    # Singletons are independent of each other (not all hidden together).
+    assert not (ch[:, 4] == ch[:, 6]).all()
+
+
+def test_channel_single_group_never_hidden():
+    m = make_mask((50, 3, 5), "channel", ratio=0.9, channel_groups=[[0, 1, 2]], generator=gen(10))
+    assert not m.any()
+
+
+# ---------------------------------------------------------------------------------- valid
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_valid_respected(strategy):
+    shape = (32, 6, 100)
+    valid = torch.rand(shape, generator=gen(11)) > 0.3
+    valid[:, :, 80:] = False  # padding at the end
+    m = make_mask(shape, strategy, ratio=0.5, valid=valid, generator=gen(12))
+    assert m.dtype == torch.bool and m.shape == shape
+    assert not (m & ~valid).any()
+    assert m.any()
+
+
+def test_valid_callable_respected():
+    valid = torch.zeros(2, 3, 4, dtype=torch.bool)
+    valid[0] = True
+    m = make_mask((2, 3, 4), lambda s, g: torch.ones(s, dtype=torch.bool), valid=valid)
+    assert torch.equal(m, valid)
+
+
+# ---------------------------------------------------------------------------------- seeding
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_seeding(strategy):
+    shape = (16, 6, 100)
+    a = make_mask(shape, strategy, ratio=0.3, generator=gen(123))
+    b = make_mask(shape, strategy, ratio=0.3, generator=gen(123))
+    c = make_mask(shape, strategy, ratio=0.3, generator=gen(124))
+    assert torch.equal(a, b)
+    assert not torch.equal(a, c)
+
+
+def test_device_and_dtype():
+    m = make_mask((2, 3, 4), "random", ratio=0.5, device="cpu")
+    assert m.device.type == "cpu" and m.dtype == torch.bool and m.shape == (2, 3, 4)
+
+
+# ---------------------------------------------------------------------------------- callable
+
+
+def test_user_callable():
+    def every_other(shape, generator):
+        m = torch.zeros(shape, dtype=torch.bool)
+        m[..., ::2] = True
+        return m
+
+    m = make_mask((3, 2, 6), every_other)
+    assert m.dtype == torch.bool
+    assert m[..., ::2].all() and not m[..., 1::2].any()
+
+
+def test_user_callable_gets_shape_and_generator():
+    seen = {}
+    g = gen(0)
+
+    def spy(shape, generator):
+        seen["shape"], seen["generator"] = shape, generator
+        return torch.randint(0, 2, shape, generator=generator)  # int 0/1 is accepted
+
+    m = make_mask((2, 3, 4), spy, generator=g)
+    assert seen == {"shape": (2, 3, 4), "generator": g}
+    assert m.dtype == torch.bool
+
+
+def test_user_callable_wrong_shape():
+    def bad_shape(shape, generator):
+        return torch.zeros(shape[0], shape[2], dtype=torch.bool)
+
+    with pytest.raises(ValueError, match=r"bad_shape.*\(2, 3, 4\)"):
+        make_mask((2, 3, 4), bad_shape)
+
+
+def test_user_callable_wrong_values():
+    with pytest.raises(ValueError, match=r"bool.*float32"):
+        make_mask((2, 3, 4), lambda s, g: torch.full(s, 0.5))
+
+
+# ---------------------------------------------------------------------------------- validation
+
+
+@pytest.mark.parametrize("ratio", [0.0, 1.0, -0.1, 1.5, float("nan")])
+def test_bad_ratio(ratio):
+    with pytest.raises(ValueError, match=r"ratio.*\(0, 1\)"):
+        make_mask((2, 3, 4), "random", ratio=ratio)
+
+
+@pytest.mark.parametrize("mean_span", [0.5, 0, -3, float("nan"), float("inf")])
+def test_bad_mean_span(mean_span):
+    with pytest.raises(ValueError, match="mean_span"):
+        make_mask((2, 3, 4), "span", mean_span=mean_span)
+
+
+def test_unknown_strategy():
+    with pytest.raises(InputError):  # the project's ValueError subclass for user mistakes
+        make_mask((2, 3, 4), "spam")
+    with pytest.raises(ValueError, match=r"unknown mask strategy 'spam'.*'random'.*'block'"):
+        make_mask((2, 3, 4), "spam")
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (2, 3, 4, 5), (0, 3, 4), (2, -1, 4), (2, 3.0, 4), 5])
+def test_bad_shape(shape):
+    with pytest.raises(ValueError, match="shape must be 3 positive ints"):
+        make_mask(shape, "random")
+
+
+def test_bad_channel_groups():
+    with pytest.raises(ValueError, match=r"channel index 3 out of range for 3 channels"):
+        make_mask((2, 3, 4), "channel", channel_groups=[[0], [3]])
+    with pytest.raises(ValueError, match=r"channel 1 is repeated"):
+        make_mask((2, 3, 4), "channel", channel_groups=[[0, 1], [1, 2]])
+    with pytest.raises(ValueError, match=r"channel 0 is repeated"):
+        make_mask((2, 3, 4), "channel", channel_groups=[[0, 0]])
+    with pytest.raises(ValueError, match=r"out of range"):
+        make_mask((2, 3, 4), "channel", channel_groups=[[-1]])
+
+
+def test_bad_valid_shape():
+    with pytest.raises(ValueError, match=r"valid.*\(2, 3, 4\).*\(2, 3\)"):
+        make_mask((2, 3, 4), "random", valid=torch.ones(2, 3, dtype=torch.bool))
+
+
+# ---------------------------------------------------------------------------------- groups
+
+
+def test_resolve_channel_groups():
+    chans = ["ecg", "acc_x", "acc_y", "acc_z", "spo2"]
+    assert resolve_channel_groups(None, chans) is None
+    assert resolve_channel_groups([[1, 2, 3]], chans) == [[1, 2, 3]]
+    assert resolve_channel_groups([["acc_x", "acc_y", "acc_z"], ["ecg"]], chans) == [
+        [1, 2, 3],
+        [0],
+    ]
+    assert resolve_channel_groups({"acc": ["acc_x", "acc_y", 3], "pulse": [4]}, chans) == [
+        [1, 2, 3],
+        [4],
+    ]
+    groups = resolve_channel_groups({"acc": ["acc_x", "acc_y", "acc_z"]}, chans)
+    m = make_mask((500, 5, 3), "channel", ratio=0.5, channel_groups=groups, generator=gen(0))
+    assert (m[:, 1:4] == m[:, 1:2]).all()
+
+
+def test_resolve_channel_groups_errors():
+    chans = ["ecg", "acc_x"]
+    with pytest.raises(ValueError, match=r"unknown channel name 'acc_q'.*\['ecg', 'acc_x'\]"):
+        resolve_channel_groups({"acc": ["acc_q"]}, chans)
+    with pytest.raises(ValueError, match="out of range"):
+        resolve_channel_groups([[5]], chans)
+    with pytest.raises(ValueError, match="repeated"):
+        resolve_channel_groups([["ecg"], [0]], chans)
+    with pytest.raises(ValueError, match="list of channel names"):
+        resolve_channel_groups(["ecg"], chans)
+
+
+# ---------------------------------------------------------------------------------- speed
+
+
+def test_span_vectorized_speed():
+    make_mask((8, 18, 200), "span", generator=gen(0))  # warm-up
+    start = time.perf_counter()
+    m = make_mask((256, 18, 200), "span", generator=gen(0))
+    elapsed = time.perf_counter() - start
+    assert m.shape == (256, 18, 200)
+    assert elapsed < 2.0  # loose: a per-sample Python loop would be far slower
