@@ -243,8 +243,9 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         need(self.patience is None or (isinstance(self.patience, int) and self.patience >= 1),
              f"patience must be a positive integer or None, got {self.patience!r}")
         need(0 <= self.val_size < 1, f"val_size must lie in [0, 1), got {self.val_size!r}")
-        need(self.class_weight in ("balanced", None),
-             f"class_weight must be 'balanced' or None, got {self.class_weight!r}")
+        need(self.class_weight in ("balanced", None) or isinstance(self.class_weight, dict),
+             f"class_weight must be 'balanced', a dict {{class: weight}} or None, "
+             f"got {self.class_weight!r}")
         try:
             resolve_device(self.device)
         except (RuntimeError, ValueError) as e:
@@ -318,7 +319,10 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
                 groups = X.groups
             self.channels_ = list(X.channels)
         if y is None:
-            raise InputError("y is required: one class label per window")
+            raise InputError(
+                "SPTClassifier requires y to be passed, but the target y is None "
+                "(give one class label per window)"
+            )
         X, y = validate_data(
             self, X.X if isinstance(X, WindowSet) else X, y, allow_nd=True,
             ensure_all_finite="allow-nan", dtype=np.float32, ensure_min_samples=2,
@@ -333,7 +337,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise InputError(
-                f"y has only one class ({self.classes_[0]!r}); a classifier needs samples "
+                f"y has only one class ('{self.classes_[0]}'); a classifier needs samples "
                 "of at least 2 classes"
             )
         n, C, T = X.shape
@@ -381,12 +385,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
                 config=TrainConfig(epochs=int(self.pretrain_epochs), **train_kw),
             )
             self.history_["pretrain"], self.best_epoch_["pretrain"] = hist, best
-        weight = None
-        if self.class_weight == "balanced":
-            present = np.unique(y_enc[tr])
-            w = np.ones(len(self.classes_), dtype=np.float32)
-            w[present] = compute_class_weight("balanced", classes=present, y=y_enc[tr])
-            weight = torch.from_numpy(w)
+        weight = self._class_weights(y_enc[tr])
         hist, best = finetune(
             self.model_, Xtr, ytr, X_val=Xva, y_val=yva, class_weight=weight,
             linear_probe=bool(self.linear_probe and self.pretrain),
@@ -400,6 +399,23 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         if not hasattr(self, "frame_spec_"):
             self.frame_spec_ = None
         return self
+
+    def _class_weights(self, y_enc: np.ndarray) -> torch.Tensor | None:
+        if self.class_weight is None:
+            return None
+        w = np.ones(len(self.classes_), dtype=np.float32)
+        if self.class_weight == "balanced":
+            present = np.unique(y_enc)
+            w[present] = compute_class_weight("balanced", classes=present, y=y_enc)
+        else:
+            unknown = set(self.class_weight) - set(self.classes_.tolist())
+            if unknown:
+                raise InputError(
+                    f"class_weight names classes not in y: {sorted(unknown, key=str)}"
+                )
+            for k, c in enumerate(self.classes_.tolist()):
+                w[k] = float(self.class_weight.get(c, 1.0))
+        return torch.from_numpy(w)
 
     @staticmethod
     def _channel_stats(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -440,8 +456,8 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         For a long DataFrame (models fitted by :func:`medspt.fit_spt`) returns a
         :class:`FramePredictions` with per-window and per-recording predictions.
         """
+        check_is_fitted(self, "model_")
         if _is_long_frame(self, X):
-            check_is_fitted(self, "model_")
             return self._predict_frame(X)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 

@@ -1,0 +1,565 @@
+"""Training throughput of medspt's Transformer versus tsai's TSTPlus on CPU.
+
+Measures windows per second of one full training step (forward, loss, backward, gradient
+clipping at 1.0, AdamW step), the way :func:`medspt.training._fit_loop` runs it, on
+synthetic float32 windows of 200 steps x 18 channels (the GPD-1 gait shape):
+
+* medspt classification step (cross-entropy; what fine-tuning and scratch training do),
+* medspt pretraining step (span mask from :func:`medspt.masking.make_mask`, reconstruction,
+  :func:`medspt.training.masked_mse`; the mask is drawn inside the timed step, as in training),
+* tsai ``TSTPlus`` classification step with the same depth, width, heads, feed-forward width
+  (4 x d_model), dropout, window shape and batch size.
+
+tsai needs torchvision and usually lives in its own environment. The TSTPlus half then runs in
+a subprocess with that interpreter (``--tsai-python`` or ``$MEDSPT_TSAI_PYTHON``); the medspt
+cells of the comparison run in the same subprocess, so both sides share one torch build, and
+medspt is measured once more in the current interpreter for reference.
+
+Run ``python benchmarks/throughput.py --help`` for the options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import importlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_OUT = REPO_ROOT / "benchmarks" / "results"
+N_CHANNELS, N_STEPS = 18, 200  # GPD-1 gait windows
+HEAD_DIM = 16  # n_heads = d_model // 16: 4 heads at d_model 64, 8 at 128
+RESULT_MARKER = "@@THROUGHPUT-JSON@@"  # prefixes the worker's result line on stdout
+KINDS_SAME_TORCH = ("medspt_cls", "medspt_pretrain", "tstplus_cls")
+KINDS_MEDSPT = ("medspt_cls", "medspt_pretrain")
+
+
+@dataclass
+class Settings:
+    """What every cell shares."""
+
+    batch_size: int = 64
+    patch_len: int = 8
+    dropout: float = 0.1
+    n_classes: int = 2
+    threads: int = 1
+    seconds: float = 2.0  # minimum timed seconds per cell
+    min_steps: int = 20  # minimum timed steps per cell
+    warmup: int = 3  # untimed steps before timing
+    seed: int = 0
+
+
+@dataclass
+class Cell:
+    """One measured (configuration, model, step) combination."""
+
+    depth: int
+    d_model: int
+    n_heads: int
+    kind: str  # one of KINDS_SAME_TORCH
+    torch_version: str
+    n_params: int
+    steps: int
+    seconds: float
+    windows_per_s: float
+    median_step_ms: float
+    min_step_ms: float
+    max_step_ms: float
+
+
+# --------------------------------------------------------------------------- models and steps
+
+
+def _import_medspt():
+    """Import the medspt modules, falling back to this checkout when it is not installed."""
+    try:
+        import medspt  # noqa: F401
+    except ImportError:
+        sys.path.insert(0, str(REPO_ROOT))
+    masking = importlib.import_module("medspt.masking")
+    model = importlib.import_module("medspt.model")
+    training = importlib.import_module("medspt.training")
+    return masking, model, training
+
+
+def _build(
+    kind: str, depth: int, d_model: int, n_heads: int, s: Settings
+) -> tuple[torch.nn.Module, list[torch.nn.Parameter], Callable]:
+    """Model, trained parameters and ``loss(x, y)`` of one kind of training step."""
+    if kind == "tstplus_cls":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from tsai.models.TSTPlus import TSTPlus
+        # Matched: depth, width, heads, d_ff, dropout (residual, attention weights and head,
+        # like medspt). Everything else is TSTPlus's default (post-norm BatchNorm, residual
+        # attention, flatten head).
+        model = TSTPlus(
+            N_CHANNELS,
+            s.n_classes,
+            N_STEPS,
+            n_layers=depth,
+            d_model=d_model,
+            n_heads=n_heads,
+            d_ff=4 * d_model,
+            dropout=s.dropout,
+            attn_dropout=s.dropout,
+            fc_dropout=s.dropout,
+        )
+        return model, list(model.parameters()), lambda x, y: F.cross_entropy(model(x), y)
+
+    masking, medspt_model, training = _import_medspt()
+    config = medspt_model.ModelConfig(
+        n_channels=N_CHANNELS,
+        n_steps=N_STEPS,
+        n_classes=s.n_classes,
+        depth=depth,
+        d_model=d_model,
+        n_heads=n_heads,
+        patch_len=s.patch_len,
+        dropout=s.dropout,
+        mlp_ratio=4,
+    )
+    model = medspt_model.SPTTransformer(config)
+    if kind == "medspt_cls":
+        return model, list(model.parameters()), lambda x, y: F.cross_entropy(model(x), y)
+    if kind == "medspt_pretrain":
+        gen = torch.Generator().manual_seed(s.seed)
+
+        def loss(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            # Same call as medspt.training.pretrain with its defaults.
+            hidden = masking.make_mask(
+                tuple(x.shape),
+                "span",
+                ratio=0.15,
+                mean_span=3.0,
+                valid=~torch.isnan(x),
+                generator=gen,
+            )
+            return training.masked_mse(model.reconstruct(x, hidden), x, hidden)
+
+        return model, model.encoder_parameters(), loss
+    raise ValueError(f"unknown kind {kind!r}")
+
+
+def measure(kind: str, depth: int, d_model: int, n_heads: int, s: Settings) -> Cell:
+    """Time training steps of one kind until ``s.seconds`` and ``s.min_steps`` are both reached.
+
+    Parameters
+    ----------
+    kind : {"medspt_cls", "medspt_pretrain", "tstplus_cls"}
+    depth, d_model, n_heads : int
+        Architecture of the cell.
+    s : Settings
+
+    Returns
+    -------
+    Cell
+        Throughput over the timed steps (warm-up steps excluded) and step-time statistics.
+    """
+    torch.manual_seed(s.seed)
+    model, params, loss_fn = _build(kind, depth, d_model, n_heads, s)
+    model.train()
+    opt = torch.optim.AdamW(params, lr=1e-3, weight_decay=0.01)
+    # A few fixed synthetic batches, cycled (data loading is not part of the benchmark).
+    xs = [torch.randn(s.batch_size, N_CHANNELS, N_STEPS) for _ in range(4)]
+    ys = [torch.randint(0, s.n_classes, (s.batch_size,)) for _ in range(4)]
+
+    def step(i: int) -> None:
+        x, y = xs[i % len(xs)], ys[i % len(ys)]
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(x, y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        float(loss.detach())
+
+    for i in range(s.warmup):
+        step(i)
+    times: list[float] = []
+    start = time.perf_counter()
+    while len(times) < s.min_steps or time.perf_counter() - start < s.seconds:
+        t0 = time.perf_counter()
+        step(len(times))
+        times.append(time.perf_counter() - t0)
+    total = sum(times)
+    return Cell(
+        depth=depth,
+        d_model=d_model,
+        n_heads=n_heads,
+        kind=kind,
+        torch_version=torch.__version__,
+        n_params=sum(p.numel() for p in model.parameters()),
+        steps=len(times),
+        seconds=round(total, 3),
+        windows_per_s=len(times) * s.batch_size / total,
+        median_step_ms=1e3 * statistics.median(times),
+        min_step_ms=1e3 * min(times),
+        max_step_ms=1e3 * max(times),
+    )
+
+
+def run_cells(grid: list[tuple[int, int, int]], kinds: tuple[str, ...], s: Settings) -> list[Cell]:
+    """Measure every kind for every ``(depth, d_model, n_heads)``, kinds of a config together."""
+    torch.set_num_threads(s.threads)
+    cells = []
+    for depth, d_model, n_heads in grid:
+        for kind in kinds:
+            cell = measure(kind, depth, d_model, n_heads, s)
+            print(
+                f"  torch {cell.torch_version:<14} depth {depth} d_model {d_model:<4} "
+                f"{kind:<16} {cell.windows_per_s:8.1f} windows/s "
+                f"({cell.steps} steps, {cell.seconds:.1f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
+            cells.append(cell)
+    return cells
+
+
+# --------------------------------------------------------------------------- environments
+
+
+def versions() -> dict[str, str]:
+    """torch / tsai / medspt versions of this interpreter ("-" when not importable)."""
+    out = {"python": platform.python_version(), "torch": torch.__version__}
+    for name in ("tsai", "medspt"):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if name == "medspt":
+                    _import_medspt()
+                out[name] = importlib.import_module(name).__version__
+        except Exception:  # missing or broken install: reported as "-"
+            out[name] = "-"
+    return out
+
+
+def _tsai_in_process() -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            importlib.import_module("tsai.models.TSTPlus")
+        return True
+    except Exception:
+        return False
+
+
+def run_worker(
+    python: str, grid: list[tuple[int, int, int]], kinds: tuple[str, ...], s: Settings
+) -> tuple[dict[str, str], list[Cell]]:
+    """Run :func:`run_cells` in another interpreter (this checkout first on its path)."""
+    spec = {"grid": grid, "kinds": kinds, "settings": asdict(s)}
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    env["PYTHONWARNINGS"] = "ignore"
+    proc = subprocess.run(
+        [python, str(Path(__file__).resolve()), "--worker", json.dumps(spec)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        check=False,
+    )  # stderr passes through: progress lines
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(RESULT_MARKER)]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"worker exited with status {proc.returncode}")
+    payload = json.loads(lines[-1][len(RESULT_MARKER) :])
+    return payload["versions"], [Cell(**c) for c in payload["cells"]]
+
+
+def _worker_main(spec_json: str) -> None:
+    spec = json.loads(spec_json)
+    s = Settings(**spec["settings"])
+    grid = [tuple(g) for g in spec["grid"]]
+    kinds = tuple(spec["kinds"])
+    v = versions()
+    if "tstplus_cls" not in kinds or v["medspt"] != "-":
+        cells = run_cells(grid, kinds, s)
+    else:  # medspt not importable here: TSTPlus only, medspt runs in the parent
+        cells = run_cells(grid, ("tstplus_cls",), s)
+    print(RESULT_MARKER + json.dumps({"versions": v, "cells": [asdict(c) for c in cells]}))
+
+
+def machine() -> dict[str, str]:
+    """CPU model, logical cores and load of this machine."""
+    model = platform.processor() or "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpu": model, "cores": str(os.cpu_count()), "os": platform.platform(terse=True)}
+
+
+def git_revision() -> str:
+    """Short commit of this checkout, with ``+dirty`` for uncommitted changes."""
+    try:
+        rev = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--", "medspt"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        return rev + ("+dirty medspt/" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+# --------------------------------------------------------------------------- report
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:,.0f}"
+
+
+def render(
+    header: list[str],
+    grid: list[tuple[int, int, int]],
+    main: dict[tuple[int, int, str], Cell],
+    ref: dict[tuple[int, int, str], Cell],
+    ref_torch: str | None,
+    notes: list[str],
+) -> str:
+    """Markdown report: header lines, the comparison table, the reference table, notes."""
+
+    def wps(table: dict, depth: int, d: int, kind: str) -> float | None:
+        cell = table.get((depth, d, kind))
+        return None if cell is None else cell.windows_per_s
+
+    out = ["# Training throughput: medspt vs TSTPlus", ""] + [f"- {h}" for h in header] + [""]
+    out += [
+        "| depth | d_model | n_heads | medspt cls (windows/s) | medspt pretrain (windows/s) "
+        "| TSTPlus cls (windows/s) | ratio medspt/TSTPlus (cls) | ≥ 2× |",
+        "|---:|---:|---:|---:|---:|---:|---:|:---:|",
+    ]
+    ratios = []
+    for depth, d, h in grid:
+        cls, pre = wps(main, depth, d, "medspt_cls"), wps(main, depth, d, "medspt_pretrain")
+        tst = wps(main, depth, d, "tstplus_cls")
+        ratio = cls / tst if cls and tst else None
+        if ratio is not None:
+            ratios.append(ratio)
+        r_txt = "n/a" if ratio is None else f"{ratio:.2f}×"
+        ok = "" if ratio is None else ("yes" if ratio >= 2.0 else "**no**")
+        out.append(
+            f"| {depth} | {d} | {h} | {_fmt(cls)} | {_fmt(pre)} | {_fmt(tst)} | {r_txt} | {ok} |"
+        )
+    if ratios:
+        out += [
+            "",
+            f"Ratio medspt/TSTPlus (classification step): min {min(ratios):.2f}×, "
+            f"median {statistics.median(ratios):.2f}×, max {max(ratios):.2f}×; "
+            f"target ≥ 2× met in {sum(r >= 2.0 for r in ratios)}/{len(ratios)} cells.",
+        ]
+    if ref:
+        out += [
+            "",
+            f"## medspt under torch {ref_torch} (this interpreter; reference)",
+            "",
+            "| depth | d_model | medspt cls (windows/s) | medspt pretrain (windows/s) "
+            "| cls vs comparison column |",
+            "|---:|---:|---:|---:|---:|",
+        ]
+        for depth, d, _ in grid:
+            cls, pre = wps(ref, depth, d, "medspt_cls"), wps(ref, depth, d, "medspt_pretrain")
+            other = wps(main, depth, d, "medspt_cls")
+            rel = f"{cls / other:.2f}×" if cls and other else "n/a"
+            out.append(f"| {depth} | {d} | {_fmt(cls)} | {_fmt(pre)} | {rel} |")
+    if notes:
+        out += ["", "Notes:", ""] + [f"- {n}" for n in notes]
+    return "\n".join(out) + "\n"
+
+
+def write_csv(path: Path, rows: list[tuple[str, Cell]], s: Settings) -> None:
+    """One row per measured cell (long format)."""
+    fields = ["role", *Cell.__dataclass_fields__, "batch_size", "patch_len", "threads"]
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        for role, cell in rows:
+            row = {"role": role, **asdict(cell)}
+            for k in ("windows_per_s", "median_step_ms", "min_step_ms", "max_step_ms"):
+                row[k] = round(row[k], 2)
+            w.writerow(
+                {**row, "batch_size": s.batch_size, "patch_len": s.patch_len, "threads": s.threads}
+            )
+
+
+# --------------------------------------------------------------------------- main
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--depths", type=int, nargs="+", help="default: 1 2 4 8 (quick: 1 2)")
+    p.add_argument("--d-models", type=int, nargs="+", help="default: 64 128 (quick: 64)")
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--patch-len", type=int, default=8, help="medspt patch length (steps)")
+    p.add_argument("--seconds", type=float, help="minimum timed seconds per cell (default 2)")
+    p.add_argument("--min-steps", type=int, help="minimum timed steps per cell (default 20)")
+    p.add_argument("--warmup", type=int, help="untimed warm-up steps per cell (default 3)")
+    p.add_argument("--threads", type=int, default=os.cpu_count(), help="torch threads")
+    p.add_argument(
+        "--tsai-python",
+        default=os.environ.get("MEDSPT_TSAI_PYTHON"),
+        help="interpreter with tsai installed, for the TSTPlus columns "
+        "(default: $MEDSPT_TSAI_PYTHON, else tsai in this interpreter, else skipped)",
+    )
+    p.add_argument("--quick", action="store_true", help="smoke run: tiny grid, short timing")
+    p.add_argument(
+        "--out",
+        type=Path,
+        help="folder for throughput.md / throughput.csv (default: benchmarks/results; "
+        "--quick writes nothing unless --out is given)",
+    )
+    p.add_argument("--worker", help=argparse.SUPPRESS)  # internal: JSON spec of a sub-run
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.worker:
+        _worker_main(args.worker)
+        return 0
+    q = args.quick
+    s = Settings(
+        batch_size=args.batch_size,
+        patch_len=args.patch_len,
+        threads=args.threads,
+        seconds=args.seconds if args.seconds is not None else (0.2 if q else 2.0),
+        min_steps=args.min_steps if args.min_steps is not None else (2 if q else 20),
+        warmup=args.warmup if args.warmup is not None else (1 if q else 3),
+    )
+    depths = args.depths or ([1, 2] if q else [1, 2, 4, 8])
+    d_models = args.d_models or ([64] if q else [64, 128])
+    grid = [(depth, d, max(1, d // HEAD_DIM)) for d in d_models for depth in depths]
+    out_dir = args.out if args.out is not None else (None if q else DEFAULT_OUT)
+
+    torch.set_num_threads(s.threads)
+    load_before = os.getloadavg()[0]
+    started = time.perf_counter()
+    here = versions()
+    notes: list[str] = []
+    main_cells: list[Cell] = []
+    ref_cells: list[Cell] = []
+    tsai_v: dict[str, str] | None = None
+
+    # No symlink resolution: venv interpreters link to the same base binary.
+    same = bool(args.tsai_python) and os.path.abspath(args.tsai_python) == os.path.abspath(
+        sys.executable
+    )
+    external = bool(args.tsai_python) and not same
+    if external:
+        print(f"comparison (torch of {args.tsai_python}):", file=sys.stderr)
+        try:
+            tsai_v, main_cells = run_worker(args.tsai_python, grid, KINDS_SAME_TORCH, s)
+        except (OSError, RuntimeError) as err:
+            notes.append(f"TSTPlus sub-run failed ({err}); TSTPlus columns are missing.")
+        if tsai_v is not None and tsai_v["medspt"] == "-":
+            notes.append(
+                "medspt did not import in the tsai interpreter (install its dependencies "
+                "there, e.g. safetensors): medspt columns come from this interpreter, so the "
+                "two sides use different torch builds."
+            )
+        print(f"reference (torch {torch.__version__}, this interpreter):", file=sys.stderr)
+        ref_cells = run_cells(grid, KINDS_MEDSPT, s)
+        if not any(c.kind == "medspt_cls" for c in main_cells):
+            main_cells, ref_cells = main_cells + ref_cells, []
+    elif same or _tsai_in_process():
+        tsai_v = here
+        main_cells = run_cells(grid, KINDS_SAME_TORCH, s)
+    else:
+        notes.append(
+            "tsai is not importable here and no tsai interpreter was given: TSTPlus columns "
+            "skipped. Create the tsai environment (see benchmarks/README.md) and rerun with "
+            "--tsai-python path/to/tsai-venv/bin/python (or set MEDSPT_TSAI_PYTHON)."
+        )
+        print(f"NOTE: {notes[-1]}", file=sys.stderr)
+        main_cells = run_cells(grid, KINDS_MEDSPT, s)
+    elapsed = time.perf_counter() - started
+    load_after = os.getloadavg()[0]
+
+    m = machine()
+    main_torch = next((c.torch_version for c in main_cells if c.kind == "medspt_cls"), "-")
+    tst_torch = next((c.torch_version for c in main_cells if c.kind == "tstplus_cls"), None)
+    cmd = "python benchmarks/throughput.py " + " ".join(
+        a for a in (argv if argv is not None else sys.argv[1:]) if a != args.tsai_python
+    )
+    header = [
+        f"Date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC; "
+        f"command: `{cmd.strip()}`"
+        + (" (tsai interpreter from --tsai-python / $MEDSPT_TSAI_PYTHON)" if external else ""),
+        f"Machine: {m['cpu']}, {m['cores']} logical cores, {m['os']}; torch threads: "
+        f"{s.threads}; load average (1 min) before / after: {load_before:.2f} / "
+        f"{load_after:.2f}",
+        f"Comparison columns: torch {main_torch}"
+        + (f", tsai {tsai_v['tsai']}" if tsai_v and tst_torch else ", tsai not available")
+        + f"; medspt {here['medspt']} (checkout {git_revision()}), Python {here['python']}",
+        f"Windows {N_STEPS} steps × {N_CHANNELS} channels, float32, CPU, batch {s.batch_size}, "
+        f"{s.n_classes} classes, dropout {s.dropout}; n_heads = d_model / {HEAD_DIM}; "
+        f"d_ff = 4 × d_model; medspt patch_len {s.patch_len} → "
+        f"{-(-N_STEPS // s.patch_len)} tokens, TSTPlus {N_STEPS} tokens",
+        "Step = forward + loss + backward + clip_grad_norm(1.0) + AdamW (lr 1e-3, wd 0.01); "
+        f"{s.warmup} warm-up steps excluded; timed ≥ {s.seconds:g} s and ≥ {s.min_steps} "
+        "steps per cell; windows/s = timed windows / timed seconds",
+        "medspt pretrain = span mask (ratio 0.15, mean span 3, drawn inside the step) + "
+        "reconstruction + masked MSE; TSTPlus: tsai defaults otherwise (post-norm BatchNorm, "
+        "residual attention, flatten head), dropout also on attention weights and head "
+        "as in medspt",
+        f"Total benchmark time: {elapsed:.0f} s",
+    ]
+    disturbed = [
+        f"{c.kind} depth {c.depth} d_model {c.d_model}"
+        for c in main_cells + ref_cells
+        if c.max_step_ms > 2.0 * c.median_step_ms and c.steps >= 5
+    ]
+    if disturbed:
+        notes.append(
+            "step times spread widely (max > 2 × median) in: "
+            + "; ".join(disturbed)
+            + " (other load on the machine?)"
+        )
+    if load_before > 0.5:
+        notes.append(f"the machine was not idle at the start (load {load_before:.2f}).")
+    ref_torch = ref_cells[0].torch_version if ref_cells else None
+    key = lambda c: (c.depth, c.d_model, c.kind)  # noqa: E731
+    report = render(
+        header,
+        grid,
+        {key(c): c for c in main_cells},
+        {key(c): c for c in ref_cells},
+        ref_torch,
+        notes,
+    )
+    print(report)
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "throughput.md").write_text(report)
+        rows = [("comparison", c) for c in main_cells] + [("reference", c) for c in ref_cells]
+        write_csv(out_dir / "throughput.csv", rows, s)
+        print(f"wrote {out_dir / 'throughput.md'} and {out_dir / 'throughput.csv'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+import numpy as np
+import pytest
+from conftest import FAST
+from sklearn.model_selection import StratifiedGroupKFold, cross_val_score
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from medspt import SPTClassifier
+from medspt.data import from_arrays
+
+
+def test_fit_predict_shapes_and_classes(arrays):
+    X, y, groups = arrays
+    clf = SPTClassifier(**FAST).fit(X, y, groups=groups)
+    assert list(clf.classes_) == ["control", "pd"]
+    proba = clf.predict_proba(X)
+    assert proba.shape == (len(X), 2)
+    np.testing.assert_allclose(proba.sum(1), 1.0, atol=1e-6)
+    assert set(clf.predict(X)) <= {"control", "pd"}
+    assert clf.n_features_in_ == 3 and clf.n_steps_ == 32
+    assert len(clf.history_["pretrain"]) >= 1 and len(clf.history_["finetune"]) >= 1
+    assert clf.mean_.shape == (3,) and clf.std_.shape == (3,)
+
+
+def test_same_seed_same_predictions_other_seed_differs(arrays):
+    X, y, groups = arrays
+    p1 = SPTClassifier(**FAST, random_state=3).fit(X, y, groups=groups).predict_proba(X)
+    p2 = SPTClassifier(**FAST, random_state=3).fit(X, y, groups=groups).predict_proba(X)
+    p3 = SPTClassifier(**FAST, random_state=4).fit(X, y, groups=groups).predict_proba(X)
+    np.testing.assert_array_equal(p1, p2)
+    assert not np.allclose(p1, p3)
+
+
+def test_validation_split_holds_out_whole_subjects(arrays):
+    X, y, groups = arrays
+    clf = SPTClassifier(**FAST)
+    tr, va = clf._validation_split(np.unique(y, return_inverse=True)[1], groups)
+    assert len(va) > 0 and not set(groups[tr]) & set(groups[va])
+    assert set(y[tr]) == {"control", "pd"}  # both classes left for training
+
+
+def test_normalization_uses_training_data_only(arrays):
+    X, y, groups = arrays
+    X = X.copy()
+    X[:, 1] = X[:, 1] * 5 + 7
+    clf = SPTClassifier(**FAST).fit(X[:40], y[:40], groups=groups[:40])
+    np.testing.assert_allclose(clf.mean_[1], np.nanmean(X[:40, 1]), rtol=1e-5)
+    np.testing.assert_allclose(clf.std_[1], np.nanstd(X[:40, 1]), rtol=1e-5)
+
+
+def test_nan_in_inputs_is_allowed(arrays):
+    X, y, groups = arrays
+    X = X.copy()
+    X[::3, 0, 5:12] = np.nan
+    clf = SPTClassifier(**FAST).fit(X, y, groups=groups)
+    assert np.isfinite(clf.predict_proba(X)).all()
+    assert all(np.isfinite(h["train_loss"]) for h in clf.history_["pretrain"])
+
+
+def test_cross_val_score_with_groups(arrays):
+    X, y, groups = arrays
+    scores = cross_val_score(SPTClassifier(**FAST), X, y, groups=groups, cv=StratifiedGroupKFold(2))
+    assert scores.shape == (2,) and ((scores >= 0) & (scores <= 1)).all()
+
+
+def test_learns_a_simple_pattern(arrays):
+    X, y, groups = arrays
+    clf = SPTClassifier(**(FAST | dict(epochs=20, d_model=32, patience=None, lr=3e-3)))
+    clf.fit(X[groups != "s7"], y[groups != "s7"], groups=groups[groups != "s7"])
+    assert clf.score(X, y) > 0.9
+
+
+def test_accepts_windowset(arrays):
+    X, y, groups = arrays
+    ws = from_arrays(X, y, groups, channels=["a", "b", "c"])
+    clf = SPTClassifier(**FAST).fit(ws)
+    assert clf.channels_ == ["a", "b", "c"]
+    assert clf.predict(ws).shape == (len(X),)
+
+
+def test_linear_probe_after_pretraining_keeps_encoder(arrays):
+    X, y, groups = arrays
+    clf = SPTClassifier(**FAST, linear_probe=True).fit(X, y, groups=groups)
+    assert clf.best_epoch_["finetune"] >= 1
+
+
+# scikit-learn's estimator checks, on tiny settings. The checks feed 2-D data, which
+# SPTClassifier reads as (N, T) single-channel windows.
+# No check is skipped. (fit takes no sample_weight, so the sample-weight checks do not
+# apply and scikit-learn does not run them.)
+_SKIPPED: dict[str, str] = {}
+
+
+@parametrize_with_checks(
+    [SPTClassifier(d_model=8, n_heads=2, depth=1, patch_len=2, pretrain_epochs=1, epochs=2,
+                   batch_size=16, verbose=False, device="cpu")],
+    expected_failed_checks=lambda est: _SKIPPED,
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_predict_checks_channels_and_length(arrays):
+    X, y, groups = arrays
+    clf = SPTClassifier(**FAST).fit(X, y, groups=groups)
+    with pytest.raises(ValueError, match="X has 2 features, but SPTClassifier is expecting 3"):
+        clf.predict(X[:, :2])
+    with pytest.raises(ValueError, match="windows of 16 steps, but the model was fitted on 32"):
+        clf.predict(X[:, :, :16])

@@ -1,0 +1,92 @@
+import pytest
+import torch
+
+from medspt.errors import InputError
+from medspt.model import ATTENTION, FullAttention, ModelConfig, SPTTransformer, register_attention
+
+
+def _model(**kw):
+    cfg = dict(n_channels=3, n_steps=50, n_classes=4, depth=2, d_model=16, n_heads=2,
+               patch_len=8, dropout=0.0)
+    torch.manual_seed(0)
+    return SPTTransformer(ModelConfig(**(cfg | kw))).eval()
+
+
+@pytest.mark.parametrize("pooling", ["mean", "cls"])
+@pytest.mark.parametrize("positional", ["learned", "sinusoidal", "none"])
+def test_shapes_with_length_not_divisible_by_patch(pooling, positional):
+    m = _model(pooling=pooling, positional=positional)
+    x = torch.randn(5, 3, 50)  # 50 = 6 patches of 8 + 2 steps
+    assert m.config.n_patches == 7
+    assert m(x).shape == (5, 4)
+    assert m.reconstruct(x).shape == (5, 3, 50)
+    assert m.encode(x).shape == (5, 7 + (pooling == "cls"), 16)
+
+
+def test_hidden_values_do_not_reach_the_model():
+    m = _model()
+    x = torch.randn(2, 3, 50)
+    hidden = torch.zeros_like(x, dtype=torch.bool)
+    hidden[:, 1, 10:20] = True
+    y = x.clone()
+    y[hidden] = 1000.0  # changing hidden values must not change anything
+    torch.testing.assert_close(m.reconstruct(x, hidden), m.reconstruct(y, hidden))
+    assert not torch.allclose(m.reconstruct(x), m.reconstruct(y))
+
+
+def test_nan_inputs_are_treated_as_hidden_and_give_finite_outputs():
+    m = _model()
+    x = torch.randn(2, 3, 50)
+    x[0, 2, 5:30] = float("nan")
+    out = m(x)
+    assert torch.isfinite(out).all()
+    filled = x.nan_to_num(0.0)
+    hidden = torch.isnan(x)
+    torch.testing.assert_close(m.reconstruct(x), m.reconstruct(filled, hidden))
+
+
+def test_depth_changes_parameter_count():
+    n = [sum(p.numel() for p in _model(depth=d).parameters()) for d in (1, 2, 4)]
+    per_block = n[1] - n[0]
+    assert per_block > 0 and n[2] - n[1] == 2 * per_block
+
+
+def test_full_attention_respects_key_padding():
+    att = FullAttention(ModelConfig(n_channels=1, n_steps=8, n_classes=2, dropout=0.0))
+    q, k, v = (torch.randn(1, 2, 5, 4) for _ in range(3))
+    pad = torch.tensor([[False, False, False, True, True]])
+    out = att(q, k, v, pad)
+    ref = att(q, k[:, :, :3], v[:, :, :3])
+    torch.testing.assert_close(out, ref)
+
+
+def test_register_attention_plugs_in():
+    calls = []
+
+    class Recording(FullAttention):
+        def forward(self, q, k, v, key_padding_mask=None):
+            calls.append(q.shape)
+            return super().forward(q, k, v, key_padding_mask)
+
+    register_attention("recording-test", Recording)
+    try:
+        m = _model(attention="recording-test")
+        m(torch.randn(2, 3, 50))
+        assert calls == [(2, 2, 7, 8)] * 2  # (B, H, N, Dh) once per block
+    finally:
+        ATTENTION.pop("recording-test")
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"d_model": 30, "n_heads": 4}, "divisible by n_heads"),
+        ({"depth": 0}, "depth must be a positive integer"),
+        ({"positional": "rotary"}, "positional must be one of"),
+        ({"attention": "sparse"}, "attention must be one of"),
+        ({"dropout": 1.0}, "dropout must lie in"),
+    ],
+)
+def test_config_validation(kw, match):
+    with pytest.raises(InputError, match=match):
+        _model(**kw)

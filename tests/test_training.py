@@ -1,0 +1,78 @@
+import numpy as np
+import torch
+
+from medspt.model import ModelConfig, SPTTransformer
+from medspt.training import TrainConfig, _warmup_cosine, finetune, masked_mse, pretrain
+
+
+def test_masked_mse_counts_only_hidden_observed_entries():
+    target = torch.tensor([[[1.0, 2.0, float("nan"), 4.0]]])
+    pred = torch.tensor([[[0.0, 0.0, 100.0, 0.0]]])
+    hidden = torch.tensor([[[True, False, True, True]]])
+    # entries 0 and 3 count: ((1)^2 + (4)^2) / 2
+    assert masked_mse(pred, target, hidden).item() == 8.5
+    nothing = masked_mse(pred, target, torch.zeros_like(hidden))
+    assert nothing.item() == 0.0
+
+
+def test_warmup_then_cosine():
+    f = _warmup_cosine(100, 0.1)
+    assert f(0) == 0.1 and f(9) == 1.0
+    assert f(10) == 1.0 and abs(f(55) - 0.5) < 0.02 and f(99) < 0.01
+
+
+def _smooth_windows(n=256, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    t = torch.linspace(0, 1, 64)
+    freq = 2 + 3 * torch.rand(n, 1, 1, generator=g)
+    phase = 6.28 * torch.rand(n, 2, 1, generator=g)
+    return torch.sin(6.28 * freq * t + phase)  # (n, 2, 64)
+
+
+def test_pretraining_learns_to_reconstruct():
+    X = _smooth_windows()
+    torch.manual_seed(0)
+    m = SPTTransformer(ModelConfig(2, 64, 2, depth=2, d_model=32, n_heads=4, dropout=0.0))
+    cfg = TrainConfig(epochs=15, lr=3e-3, patience=None, verbose=False)
+    hist, _ = pretrain(m, X, X_val=_smooth_windows(64, seed=1), masking="random",
+                       mask_ratio=0.3, config=cfg)
+    first, last = hist[0]["val_loss"], hist[-1]["val_loss"]
+    assert last < 0.5 * first, (first, last)
+    assert all(np.isfinite(h["train_loss"]) for h in hist)
+
+
+def test_pretrain_leaves_classifier_head_untouched():
+    X = _smooth_windows(64)
+    m = SPTTransformer(ModelConfig(2, 64, 2, depth=1, d_model=16, n_heads=2))
+    head = m.head.weight.detach().clone()
+    emb = m.embed.weight.detach().clone()
+    pretrain(m, X, config=TrainConfig(epochs=1, verbose=False))
+    assert torch.equal(m.head.weight, head)
+    assert not torch.equal(m.embed.weight, emb)
+
+
+def test_linear_probe_trains_only_the_head():
+    X = _smooth_windows(64)
+    y = (X[:, 0, 0] > 0).long()
+    m = SPTTransformer(ModelConfig(2, 64, 2, depth=1, d_model=16, n_heads=2))
+    emb = m.embed.weight.detach().clone()
+    head = m.head.weight.detach().clone()
+    finetune(m, X, y, linear_probe=True, config=TrainConfig(epochs=2, verbose=False))
+    assert torch.equal(m.embed.weight, emb)
+    assert not torch.equal(m.head.weight, head)
+    assert all(p.requires_grad for p in m.parameters())  # restored afterwards
+
+
+def test_early_stopping_restores_the_best_epoch():
+    X = _smooth_windows(128)
+    y = torch.randint(0, 2, (128,), generator=torch.Generator().manual_seed(0))  # noise
+    m = SPTTransformer(ModelConfig(2, 64, 2, depth=1, d_model=32, n_heads=2))
+    hist, best = finetune(m, X[:96], y[:96], X_val=X[96:], y_val=y[96:],
+                          config=TrainConfig(epochs=40, lr=5e-3, patience=3, verbose=False))
+    losses = [h["val_loss"] for h in hist]
+    assert best == int(np.argmin(losses)) + 1
+    assert len(hist) <= best + 3  # stopped after `patience` epochs without improvement
+    m.eval()
+    with torch.no_grad():
+        val = torch.nn.functional.cross_entropy(m(X[96:]), y[96:]).item()
+    assert abs(val - min(losses)) < 1e-5
