@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from time import perf_counter
 import warnings
 from collections.abc import Iterable, Sequence
+from time import perf_counter
 
 import numpy as np
 import pandas as pd
@@ -46,16 +46,28 @@ def windows_from(
     if isinstance(data, pd.DataFrame):
         window = _default_window(data, window, fs, time)
         ws = make_windows(
-            data, window=window, stride=stride, label=label, subject=subject,
-            recording=recording, time=time, channels=channels, fs=fs, max_missing=max_missing,
+            data,
+            window=window,
+            stride=stride,
+            label=label,
+            subject=subject,
+            recording=recording,
+            time=time,
+            channels=channels,
+            fs=fs,
+            max_missing=max_missing,
         )
         win = ws.X.shape[2]
         step = _to_samples(stride, ws.fs, "stride") if stride is not None else win
         spec = WindowSpec(
-            label=label, subject=subject,
+            label=label,
+            subject=subject,
             recording=recording if recording in data.columns else None,
-            time=time if time in data.columns else None, channels=tuple(ws.channels),
-            fs=ws.fs, window=win, stride=step,
+            time=time if time in data.columns else None,
+            channels=tuple(ws.channels),
+            fs=ws.fs,
+            window=win,
+            stride=step,
         )
         return ws, spec
     if y is None:
@@ -111,8 +123,16 @@ def fit_spt(
     """
     if isinstance(df, pd.DataFrame):
         ws, spec = windows_from(
-            df, label=label, subject=subject, recording=recording, time=time,
-            channels=channels, fs=fs, window=window, stride=stride, max_missing=max_missing,
+            df,
+            label=label,
+            subject=subject,
+            recording=recording,
+            time=time,
+            channels=channels,
+            fs=fs,
+            window=window,
+            stride=stride,
+            max_missing=max_missing,
         )
     elif isinstance(df, WindowSet):
         ws, spec = df, None
@@ -215,8 +235,17 @@ def evaluate(
         and training windows per second.
     """
     ws, _ = windows_from(
-        data, y, groups, label=label, subject=subject, recording=recording, time=time,
-        channels=channels, fs=fs, window=window, stride=stride,
+        data,
+        y,
+        groups,
+        label=label,
+        subject=subject,
+        recording=recording,
+        time=time,
+        channels=channels,
+        fs=fs,
+        window=window,
+        stride=stride,
     )
     if ws.y is None:
         raise InputError("evaluation needs labels")
@@ -243,7 +272,9 @@ def evaluate(
     jobs = [(k, c, s) for k in range(len(folds)) for c in configs for s in seeds]
     for k, c, seed in tqdm(jobs, desc="evaluate", disable=not verbose):
         tr, te = folds[k]
-        est_params = dict(params, depth=c["depth"], pretrain=c["pretrain"], random_state=seed)
+        est_params = dict(
+            params, depth=c["depth"], pretrain=c["pretrain"], random_state=seed, verbose=False
+        )
         if c["masking"] is not None:
             est_params["masking"] = c["masking"]
         clf = SPTClassifier(**est_params)
@@ -260,17 +291,22 @@ def evaluate(
         train_s = sum(r["seconds"] for r in epochs)
         rows.append(
             {
-                **{k2: (v if k2 != "masking" or v is None or isinstance(v, str) else "custom")
-                   for k2, v in c.items()},
-                "seed": seed, "fold": k,
-                "n_train": len(tr), "n_test": len(te),
+                **{
+                    k2: (v if k2 != "masking" or v is None or isinstance(v, str) else "custom")
+                    for k2, v in c.items()
+                },
+                "seed": seed,
+                "fold": k,
+                "n_train": len(tr),
+                "n_test": len(te),
                 "n_test_subjects": len(np.unique(ws.groups[te])),
                 **metrics,
                 "pretrain_epochs": len(hist["pretrain"]),
                 "finetune_epoch": clf.best_epoch_["finetune"],
                 "wall_time_s": wall,
                 "windows_per_s": sum(r["windows"] for r in epochs) / train_s
-                if train_s > 0 else np.nan,
+                if train_s > 0
+                else np.nan,
             }
         )
     return pd.DataFrame(rows)

@@ -41,8 +41,11 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--subject", default="subject", help="subject column (default: subject)")
     p.add_argument("--recording", default="recording", help="recording column, if any")
     p.add_argument("--time", default="time", help="time column in seconds, if any")
-    p.add_argument("--channels", default=None,
-                   help="comma-separated signal columns (default: all other numeric columns)")
+    p.add_argument(
+        "--channels",
+        default=None,
+        help="comma-separated signal columns (default: all other numeric columns)",
+    )
     p.add_argument("--fs", type=float, default=None, help="sampling rate in Hz")
     p.add_argument("--window", default="auto", help="window: samples (200) or seconds (10s)")
     p.add_argument("--stride", default=None, help="stride: samples or seconds (default: window)")
@@ -64,17 +67,27 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
 
 def _model_params(a) -> dict:
     return dict(
-        d_model=a.d_model, n_heads=a.n_heads, patch_len=a.patch_len,
-        mask_ratio=a.mask_ratio, mean_span=a.mean_span, pretrain_epochs=a.pretrain_epochs,
-        epochs=a.epochs, device=a.device,
+        d_model=a.d_model,
+        n_heads=a.n_heads,
+        patch_len=a.patch_len,
+        mask_ratio=a.mask_ratio,
+        mean_span=a.mean_span,
+        pretrain_epochs=a.pretrain_epochs,
+        epochs=a.epochs,
+        device=a.device,
     )
 
 
 def _data_kwargs(a) -> dict:
     return dict(
-        label=a.label, subject=a.subject, recording=a.recording, time=a.time,
-        channels=a.channels.split(",") if a.channels else None, fs=a.fs,
-        window=_window_arg(a.window), stride=_window_arg(a.stride),
+        label=a.label,
+        subject=a.subject,
+        recording=a.recording,
+        time=a.time,
+        channels=a.channels.split(",") if a.channels else None,
+        fs=a.fs,
+        window=_window_arg(a.window),
+        stride=_window_arg(a.stride),
     )
 
 
@@ -91,8 +104,10 @@ def _write_results(results: pd.DataFrame, out: Path, metric: str, title: str) ->
 
 
 def _markdown(table: pd.DataFrame, metric: str) -> str:
-    lines = [f"| depth | configuration | {metric} (mean ± std) | folds×seeds | gain vs scratch |",
-             "|---:|---|---:|---:|---:|"]
+    lines = [
+        f"| depth | configuration | {metric} (mean ± std) | folds×seeds | gain vs scratch |",
+        "|---:|---|---:|---:|---:|",
+    ]
     for r in table.itertuples():
         gain = "" if pd.isna(r.gain_vs_scratch) else f"{r.gain_vs_scratch:+.3f}"
         std = 0.0 if pd.isna(r.std) else r.std
@@ -114,16 +129,30 @@ def cmd_demo(a) -> int:
     df = make_demo_frame(seed=a.seed)
     maskings = DEMO_MASKINGS if not a.quick else ("span",)
     depths = tuple(a.depths)
-    print(f"Subject-wise {a.folds}-fold CV: scratch vs SPT ({', '.join(maskings)}) "
-          f"at depths {depths}; 4-s windows.")
+    print(
+        f"Subject-wise {a.folds}-fold CV: scratch vs SPT ({', '.join(maskings)}) "
+        f"at depths {depths}; 4-s windows."
+    )
     results = evaluate(
-        df, window="4s", cv=a.folds, depths=depths, maskings=maskings, seeds=(a.seed,),
-        pretrain_epochs=8, epochs=12, d_model=32, n_heads=4, patch_len=8, mean_span=4.0,
-        mask_ratio=0.3, verbose=not a.quiet,
+        df,
+        window="4s",
+        cv=a.folds,
+        depths=depths,
+        maskings=maskings,
+        seeds=(a.seed,),
+        pretrain_epochs=8,
+        epochs=12,
+        d_model=32,
+        n_heads=4,
+        patch_len=8,
+        mean_span=4.0,
+        mask_ratio=0.3,
+        verbose=not a.quiet,
     )
     out = Path(a.out)
-    table = _write_results(results, out, "balanced_accuracy",
-                           "SYNTHETIC demo data: balanced accuracy vs depth")
+    table = _write_results(
+        results, out, "balanced_accuracy", "SYNTHETIC demo data: balanced accuracy vs depth"
+    )
     print()
     print(_markdown(table, "balanced_accuracy"))
     print(f"(synthetic data) per-fold rows: {out / 'results.csv'}")
@@ -137,15 +166,24 @@ def cmd_fit(a) -> int:
     from medspt.plots import plot_history
 
     df = _read_table(a.data)
-    clf = fit_spt(df, **_data_kwargs(a), depth=a.depth, masking=a.masking,
-                  pretrain=not a.no_pretrain, random_state=a.seed, verbose=True,
-                  **_model_params(a))
+    clf = fit_spt(
+        df,
+        **_data_kwargs(a),
+        depth=a.depth,
+        masking=a.masking,
+        pretrain=not a.no_pretrain,
+        random_state=a.seed,
+        verbose=True,
+        **_model_params(a),
+    )
     out = Path(a.out)
     clf.save(out)
     plot_history(clf, out.with_suffix(".history.png"))
     print(f"saved model to {out}; training curves: {out.with_suffix('.history.png')}")
-    print(f"chosen epochs: {clf.best_epoch_}; for an honest accuracy estimate run "
-          "`medspt evaluate` (subject-wise cross-validation)")
+    print(
+        f"chosen epochs: {clf.best_epoch_}; for an honest accuracy estimate run "
+        "`medspt evaluate` (subject-wise cross-validation)"
+    )
     return 0
 
 
@@ -154,8 +192,10 @@ def cmd_predict(a) -> int:
 
     clf = load(a.model)
     if clf.frame_spec_ is None:
-        raise InputError(f"model {a.model!r} was fitted on arrays, not a DataFrame; "
-                         "use the Python API to predict")
+        raise InputError(
+            f"model {a.model!r} was fitted on arrays, not a DataFrame; "
+            "use the Python API to predict"
+        )
     pred = clf.predict(_read_table(a.data))
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -170,8 +210,15 @@ def cmd_evaluate(a) -> int:
     from medspt.api import evaluate
 
     df = _read_table(a.data)
-    results = evaluate(df, **_data_kwargs(a), cv=a.cv, depths=tuple(a.depths),
-                       maskings=tuple(a.maskings), seeds=tuple(a.seeds), **_model_params(a))
+    results = evaluate(
+        df,
+        **_data_kwargs(a),
+        cv=a.cv,
+        depths=tuple(a.depths),
+        maskings=tuple(a.maskings),
+        seeds=tuple(a.seeds),
+        **_model_params(a),
+    )
     table = _write_results(results, Path(a.out), a.metric, None)
     print(_markdown(table, a.metric))
     print(f"per-fold rows and plot in {a.out}")

@@ -92,10 +92,7 @@ class WindowSet:
             counts = ", ".join(f"{k}: {v}" for k, v in zip(self.classes, vc))
             counts = f", classes={{{counts}}}"
         fs = "" if self.fs is None else f", fs={self.fs:g} Hz"
-        return (
-            f"WindowSet(N={n}, C={c}, T={t}{fs}, subjects={len(np.unique(self.groups))}"
-            f"{counts})"
-        )
+        return f"WindowSet(N={n}, C={c}, T={t}{fs}, subjects={len(np.unique(self.groups))}{counts})"
 
 
 @dataclass(frozen=True)
@@ -290,8 +287,10 @@ def make_windows(
         raise InputError(f"max_missing must lie in [0, 1], got {max_missing!r}")
     _check_column(df, subject, "subject")
     if df[subject].isna().any():
-        raise InputError(f"subject column {subject!r} has {int(df[subject].isna().sum())} "
-                         "missing values; every row needs a subject")
+        raise InputError(
+            f"subject column {subject!r} has {int(df[subject].isna().sum())} "
+            "missing values; every row needs a subject"
+        )
     has_label = label is not None and label in df.columns
     if label is not None and not has_label and classes is None:
         _check_column(df, label, "label")
@@ -421,8 +420,9 @@ def make_windows(
     have = {m["subject"].iloc[0] for m in metas if len(m)}
     missing = [s for s in short_subjects if s not in have]
     if missing:
-        detail = ", ".join(f"{s!r} (longest usable part {max(short_subjects[s])})"
-                           for s in missing[:5])
+        detail = ", ".join(
+            f"{s!r} (longest usable part {max(short_subjects[s])})" for s in missing[:5]
+        )
         msg = (
             f"{len(missing)} subject(s) have no complete window of {win} samples "
             f"within one label: {detail}; use a shorter window or drop_short=True"

@@ -220,11 +220,15 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})",
         )
         need(0 <= self.dropout < 1, f"dropout must lie in [0, 1), got {self.dropout!r}")
-        need(self.positional in POSITIONAL,
-             f"positional must be one of {POSITIONAL}, got {self.positional!r}")
+        need(
+            self.positional in POSITIONAL,
+            f"positional must be one of {POSITIONAL}, got {self.positional!r}",
+        )
         need(self.pooling in POOLING, f"pooling must be one of {POOLING}, got {self.pooling!r}")
-        need(self.attention in ATTENTION,
-             f"attention must be one of {tuple(ATTENTION)}, got {self.attention!r}")
+        need(
+            self.attention in ATTENTION,
+            f"attention must be one of {tuple(ATTENTION)}, got {self.attention!r}",
+        )
         need(
             callable(self.masking) or self.masking in STRATEGIES,
             f"masking must be one of {STRATEGIES} or a callable, got {self.masking!r}",
@@ -238,14 +242,20 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         need(self.lr > 0, f"lr must be positive, got {self.lr!r}")
         need(self.weight_decay >= 0, f"weight_decay must be >= 0, got {self.weight_decay!r}")
         need(0 <= self.warmup < 1, f"warmup must lie in [0, 1), got {self.warmup!r}")
-        need(self.grad_clip is None or self.grad_clip > 0,
-             f"grad_clip must be positive or None, got {self.grad_clip!r}")
-        need(self.patience is None or (isinstance(self.patience, int) and self.patience >= 1),
-             f"patience must be a positive integer or None, got {self.patience!r}")
+        need(
+            self.grad_clip is None or self.grad_clip > 0,
+            f"grad_clip must be positive or None, got {self.grad_clip!r}",
+        )
+        need(
+            self.patience is None or (isinstance(self.patience, int) and self.patience >= 1),
+            f"patience must be a positive integer or None, got {self.patience!r}",
+        )
         need(0 <= self.val_size < 1, f"val_size must lie in [0, 1), got {self.val_size!r}")
-        need(self.class_weight in ("balanced", None) or isinstance(self.class_weight, dict),
-             f"class_weight must be 'balanced', a dict {{class: weight}} or None, "
-             f"got {self.class_weight!r}")
+        need(
+            self.class_weight in ("balanced", None) or isinstance(self.class_weight, dict),
+            f"class_weight must be 'balanced', a dict {{class: weight}} or None, "
+            f"got {self.class_weight!r}",
+        )
         try:
             resolve_device(self.device)
         except (RuntimeError, ValueError) as e:
@@ -256,8 +266,13 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         if isinstance(X, WindowSet):
             X = X.X
         X = validate_data(
-            self, X, reset=reset, allow_nd=True, ensure_all_finite="allow-nan",
-            dtype=np.float32, ensure_min_features=1,
+            self,
+            X,
+            reset=reset,
+            allow_nd=True,
+            ensure_all_finite="allow-nan",
+            dtype=np.float32,
+            ensure_min_features=1,
         )
         if X.ndim == 2:
             X = X[:, None, :]  # one channel; n_features_in_ is then the length T
@@ -324,8 +339,13 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
                 "(give one class label per window)"
             )
         X, y = validate_data(
-            self, X.X if isinstance(X, WindowSet) else X, y, allow_nd=True,
-            ensure_all_finite="allow-nan", dtype=np.float32, ensure_min_samples=2,
+            self,
+            X.X if isinstance(X, WindowSet) else X,
+            y,
+            allow_nd=True,
+            ensure_all_finite="allow-nan",
+            dtype=np.float32,
+            ensure_min_samples=2,
         )
         if X.ndim == 2:
             X = X[:, None, :]
@@ -362,32 +382,53 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         Xtr, ytr, Xva, yva = Xn[tr], yt[tr], Xn[va], yt[va]
 
         cfg = ModelConfig(
-            n_channels=C, n_steps=T, n_classes=len(self.classes_), depth=int(self.depth),
-            d_model=int(self.d_model), n_heads=int(self.n_heads),
-            patch_len=int(self.patch_len), dropout=float(self.dropout),
-            positional=self.positional, pooling=self.pooling, attention=self.attention,
+            n_channels=C,
+            n_steps=T,
+            n_classes=len(self.classes_),
+            depth=int(self.depth),
+            d_model=int(self.d_model),
+            n_heads=int(self.n_heads),
+            patch_len=int(self.patch_len),
+            dropout=float(self.dropout),
+            positional=self.positional,
+            pooling=self.pooling,
+            attention=self.attention,
         )
         torch.manual_seed(seed)
         self.model_ = SPTTransformer(cfg)
         train_kw = dict(
-            batch_size=int(self.batch_size), lr=float(self.lr),
-            weight_decay=float(self.weight_decay), warmup=float(self.warmup),
-            grad_clip=self.grad_clip, patience=self.patience, device=str(dev), seed=seed,
+            batch_size=int(self.batch_size),
+            lr=float(self.lr),
+            weight_decay=float(self.weight_decay),
+            warmup=float(self.warmup),
+            grad_clip=self.grad_clip,
+            patience=self.patience,
+            device=str(dev),
+            seed=seed,
             verbose=bool(self.verbose),
         )
         self.history_ = {"pretrain": [], "finetune": []}
         self.best_epoch_ = {"pretrain": 0, "finetune": 0}
         if self.pretrain and self.pretrain_epochs > 0:
             hist, best = pretrain(
-                self.model_, Xtr, X_val=Xva, masking=self.masking,
-                mask_ratio=float(self.mask_ratio), mean_span=float(self.mean_span),
+                self.model_,
+                Xtr,
+                X_val=Xva,
+                masking=self.masking,
+                mask_ratio=float(self.mask_ratio),
+                mean_span=float(self.mean_span),
                 channel_groups=channel_groups,
                 config=TrainConfig(epochs=int(self.pretrain_epochs), **train_kw),
             )
             self.history_["pretrain"], self.best_epoch_["pretrain"] = hist, best
         weight = self._class_weights(y_enc[tr])
         hist, best = finetune(
-            self.model_, Xtr, ytr, X_val=Xva, y_val=yva, class_weight=weight,
+            self.model_,
+            Xtr,
+            ytr,
+            X_val=Xva,
+            y_val=yva,
+            class_weight=weight,
             linear_probe=bool(self.linear_probe and self.pretrain),
             config=TrainConfig(epochs=int(self.epochs), **train_kw),
             desc="finetune" if self.pretrain else "scratch",
@@ -410,9 +451,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         else:
             unknown = set(self.class_weight) - set(self.classes_.tolist())
             if unknown:
-                raise InputError(
-                    f"class_weight names classes not in y: {sorted(unknown, key=str)}"
-                )
+                raise InputError(f"class_weight names classes not in y: {sorted(unknown, key=str)}")
             for k, c in enumerate(self.classes_.tolist()):
                 w[k] = float(self.class_weight.get(c, 1.0))
         return torch.from_numpy(w)
@@ -470,10 +509,16 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
                 f"on; expected channels {list(spec.channels)}"
             )
         ws = make_windows(
-            df, window=spec.window, stride=spec.stride,
-            label=spec.label if spec.label in df.columns else None, subject=spec.subject,
-            recording=spec.recording, time=spec.time, channels=list(spec.channels),
-            fs=spec.fs, classes=self.classes_,
+            df,
+            window=spec.window,
+            stride=spec.stride,
+            label=spec.label if spec.label in df.columns else None,
+            subject=spec.subject,
+            recording=spec.recording,
+            time=spec.time,
+            channels=list(spec.channels),
+            fs=spec.fs,
+            classes=self.classes_,
         )
         proba = self.predict_proba(ws.X)
         win = ws.meta[["subject", "recording", "start", "stop"]].copy()

@@ -23,8 +23,11 @@ def subject_predictions(proba: np.ndarray, groups: np.ndarray, y: np.ndarray) ->
     agg = df.groupby("group").mean(numeric_only=True)
     k = proba.shape[1]
     return pd.DataFrame(
-        {"group": agg.index, "y": agg["y"].astype(int).to_numpy(),
-         "pred": agg[list(range(k))].to_numpy().argmax(1)}
+        {
+            "group": agg.index,
+            "y": agg["y"].astype(int).to_numpy(),
+            "pred": agg[list(range(k))].to_numpy().argmax(1),
+        }
     )
 
 

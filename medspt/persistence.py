@@ -144,4 +144,3 @@ def load(path):
     est.history_ = meta.get("history", {})
     est.best_epoch_ = meta.get("best_epoch", {})
     return est
-

@@ -24,8 +24,9 @@ def plot_accuracy_vs_depth(
     for config, g in table.groupby("config", sort=False):
         style = dict(color="black", linestyle="--", marker="s") if config == "scratch" else {}
         style.setdefault("marker", "o")
-        ax.errorbar(g["depth"], g["mean"], yerr=g["std"].fillna(0), capsize=3, label=config,
-                    **style)
+        ax.errorbar(
+            g["depth"], g["mean"], yerr=g["std"].fillna(0), capsize=3, label=config, **style
+        )
     ax.set_xlabel("depth (Transformer blocks)")
     ax.set_ylabel(metric.replace("_", " "))
     ax.set_xticks(sorted(table["depth"].unique()))

@@ -51,9 +51,7 @@ def make_demo_frame(
                 length = int(rng.uniform(20, 40) * fs)
                 k = rng.integers(len(CLASSES))
                 labels[pos : pos + length] = CLASSES[k]
-                shift[pos : pos + length] = {"lag": -0.25, "lead": 0.25, "sync": 0.0}[
-                    CLASSES[k]
-                ]
+                shift[pos : pos + length] = {"lag": -0.25, "lead": 0.25, "sync": 0.0}[CLASSES[k]]
                 pos += length
             f_t = freq * (1 + 0.05 * np.sin(2 * np.pi * t / rng.uniform(15, 30)))
             phase = 2 * np.pi * np.cumsum(f_t) / fs + rng.uniform(0, 2 * np.pi)

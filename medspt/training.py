@@ -110,8 +110,13 @@ def _fit_loop(
             total_loss += float(loss.detach()) * len(idx)
             seen += len(idx)
         dt = time.perf_counter() - t0
-        row = {"epoch": epoch, "train_loss": total_loss / max(seen, 1), "windows": seen,
-               "seconds": dt, "windows_per_s": seen / dt if dt > 0 else float("nan")}
+        row = {
+            "epoch": epoch,
+            "train_loss": total_loss / max(seen, 1),
+            "windows": seen,
+            "seconds": dt,
+            "windows_per_s": seen / dt if dt > 0 else float("nan"),
+        }
         if eval_fn is not None:
             model.eval()
             with torch.no_grad():
@@ -169,8 +174,9 @@ def pretrain(
     mask_kw = dict(ratio=mask_ratio, mean_span=mean_span, channel_groups=channel_groups)
 
     def hide_for(xb: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-        m = make_mask(tuple(xb.shape), masking, valid=~torch.isnan(xb).cpu(), generator=gen,
-                      **mask_kw)
+        m = make_mask(
+            tuple(xb.shape), masking, valid=~torch.isnan(xb).cpu(), generator=gen, **mask_kw
+        )
         return m.to(xb.device)
 
     def step(idx, gen):
@@ -186,8 +192,13 @@ def pretrain(
 
         def eval_fn():
             losses = [
-                float(masked_mse(model.reconstruct(X_val[i * 512 : (i + 1) * 512], h),
-                                 X_val[i * 512 : (i + 1) * 512], h))
+                float(
+                    masked_mse(
+                        model.reconstruct(X_val[i * 512 : (i + 1) * 512], h),
+                        X_val[i * 512 : (i + 1) * 512],
+                        h,
+                    )
+                )
                 for i, h in enumerate(val_hidden)
             ]
             return {"val_loss": float(np.mean(losses))}
@@ -239,9 +250,7 @@ def finetune(
         def eval_fn():
             logits = torch.cat([model(X_val[i : i + 512]) for i in range(0, len(X_val), 512)])
             pred = logits.argmax(1)
-            recalls = [
-                float((pred[y_val == k] == k).float().mean()) for k in torch.unique(y_val)
-            ]
+            recalls = [float((pred[y_val == k] == k).float().mean()) for k in torch.unique(y_val)]
             return {
                 "val_loss": float(F.cross_entropy(logits, y_val, weight=w)),
                 "val_accuracy": float((pred == y_val).float().mean()),

@@ -13,8 +13,7 @@ import torch  # noqa: E402
 torch.set_num_threads(1)  # tiny models: one thread is fastest and never oversubscribes
 
 # Small, fast settings for SPTClassifier in tests.
-FAST = dict(d_model=16, n_heads=2, depth=1, patch_len=8, pretrain_epochs=2, epochs=3,
-            batch_size=32, verbose=False)
+FAST = dict(d_model=16, n_heads=2, depth=1, patch_len=8, pretrain_epochs=2, epochs=3, batch_size=32)
 
 
 def subject_frame(
@@ -30,7 +29,7 @@ def subject_frame(
     rng = np.random.default_rng(seed)
     t = np.arange(int(seconds * fs)) / fs
     rows = []
-    for k, (cls, f0) in enumerate((("slow", 1.0), ("fast", 2.5))):
+    for cls, f0 in (("slow", 1.0), ("fast", 2.5)):
         for i in range(n_per_class):
             f = f0 * rng.uniform(0.9, 1.1)
             amp, off = rng.uniform(0.8, 1.5), rng.normal(0, 0.5)
@@ -42,7 +41,8 @@ def subject_frame(
                         "recording": "r1",
                         "time": t,
                         "label": cls,
-                        "a": amp * np.sin(2 * np.pi * f * t + ph) + off
+                        "a": amp * np.sin(2 * np.pi * f * t + ph)
+                        + off
                         + noise * rng.standard_normal(len(t)),
                         "b": amp * np.cos(2 * np.pi * f * t + ph)
                         + noise * rng.standard_normal(len(t)),

@@ -12,8 +12,14 @@ def _frame(n=100, labels=None, subjects=("s1",), fs=10.0):
         lab = labels if labels is not None else ["a"] * n
         rows.append(
             pd.DataFrame(
-                {"subject": s, "recording": "r", "time": np.arange(n) / fs, "label": lab,
-                 "x": np.arange(n, dtype=float), "y": -np.arange(n, dtype=float)}
+                {
+                    "subject": s,
+                    "recording": "r",
+                    "time": np.arange(n) / fs,
+                    "label": lab,
+                    "x": np.arange(n, dtype=float),
+                    "y": -np.arange(n, dtype=float),
+                }
             )
         )
     return pd.concat(rows, ignore_index=True)
@@ -89,12 +95,21 @@ def test_subset_keeps_alignment():
     [
         (lambda d: d.drop(columns="subject"), {}, "subject column 'subject' not found"),
         (lambda d: d.drop(columns="label"), {}, "label column 'label' not found"),
-        (lambda d: d.assign(x=d["x"].astype(str)), {"channels": ["x"]},
-         "channel 'x' must be numeric.*pd.to_numeric"),
-        (lambda d: d.assign(x=np.where(d.index == 3, np.inf, d["x"])), {},
-         "channel 'x' contains 1 infinite"),
-        (lambda d: d.assign(label=d["label"].where(d.index != 4)), {},
-         "label column 'label' has 1 missing"),
+        (
+            lambda d: d.assign(x=d["x"].astype(str)),
+            {"channels": ["x"]},
+            "channel 'x' must be numeric.*pd.to_numeric",
+        ),
+        (
+            lambda d: d.assign(x=np.where(d.index == 3, np.inf, d["x"])),
+            {},
+            "channel 'x' contains 1 infinite",
+        ),
+        (
+            lambda d: d.assign(label=d["label"].where(d.index != 4)),
+            {},
+            "label column 'label' has 1 missing",
+        ),
         (lambda d: d.iloc[:0], {}, "empty"),
         (lambda d: d, {"channels": ["nope"]}, "channel column 'nope' not found"),
         (lambda d: d, {"window": 500}, "no complete window of 500 samples"),

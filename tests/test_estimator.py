@@ -91,8 +91,19 @@ _SKIPPED: dict[str, str] = {}
 
 
 @parametrize_with_checks(
-    [SPTClassifier(d_model=8, n_heads=2, depth=1, patch_len=2, pretrain_epochs=1, epochs=2,
-                   batch_size=16, verbose=False, device="cpu")],
+    [
+        SPTClassifier(
+            d_model=8,
+            n_heads=2,
+            depth=1,
+            patch_len=2,
+            pretrain_epochs=1,
+            epochs=2,
+            batch_size=16,
+            verbose=False,
+            device="cpu",
+        )
+    ],
     expected_failed_checks=lambda est: _SKIPPED,
 )
 def test_sklearn_compatible(estimator, check):

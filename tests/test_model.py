@@ -6,8 +6,16 @@ from medspt.model import ATTENTION, FullAttention, ModelConfig, SPTTransformer, 
 
 
 def _model(**kw):
-    cfg = dict(n_channels=3, n_steps=50, n_classes=4, depth=2, d_model=16, n_heads=2,
-               patch_len=8, dropout=0.0)
+    cfg = dict(
+        n_channels=3,
+        n_steps=50,
+        n_classes=4,
+        depth=2,
+        d_model=16,
+        n_heads=2,
+        patch_len=8,
+        dropout=0.0,
+    )
     torch.manual_seed(0)
     return SPTTransformer(ModelConfig(**(cfg | kw))).eval()
 

@@ -34,8 +34,9 @@ def test_pretraining_learns_to_reconstruct():
     torch.manual_seed(0)
     m = SPTTransformer(ModelConfig(2, 64, 2, depth=2, d_model=32, n_heads=4, dropout=0.0))
     cfg = TrainConfig(epochs=15, lr=3e-3, patience=None, verbose=False)
-    hist, _ = pretrain(m, X, X_val=_smooth_windows(64, seed=1), masking="random",
-                       mask_ratio=0.3, config=cfg)
+    hist, _ = pretrain(
+        m, X, X_val=_smooth_windows(64, seed=1), masking="random", mask_ratio=0.3, config=cfg
+    )
     first, last = hist[0]["val_loss"], hist[-1]["val_loss"]
     assert last < 0.5 * first, (first, last)
     assert all(np.isfinite(h["train_loss"]) for h in hist)
@@ -67,8 +68,14 @@ def test_early_stopping_restores_the_best_epoch():
     X = _smooth_windows(128)
     y = torch.randint(0, 2, (128,), generator=torch.Generator().manual_seed(0))  # noise
     m = SPTTransformer(ModelConfig(2, 64, 2, depth=1, d_model=32, n_heads=2))
-    hist, best = finetune(m, X[:96], y[:96], X_val=X[96:], y_val=y[96:],
-                          config=TrainConfig(epochs=40, lr=5e-3, patience=3, verbose=False))
+    hist, best = finetune(
+        m,
+        X[:96],
+        y[:96],
+        X_val=X[96:],
+        y_val=y[96:],
+        config=TrainConfig(epochs=40, lr=5e-3, patience=3, verbose=False),
+    )
     losses = [h["val_loss"] for h in hist]
     assert best == int(np.argmin(losses)) + 1
     assert len(hist) <= best + 3  # stopped after `patience` epochs without improvement

@@ -1,0 +1,96 @@
+import json
+import struct
+
+import numpy as np
+import pytest
+from conftest import FAST
+
+import medspt
+from medspt import SPTClassifier, fit_spt
+from medspt.errors import ModelFileError
+
+
+def _rewrite_metadata(path, change):
+    """Edit the JSON metadata of a safetensors file in place (header is JSON)."""
+    raw = path.read_bytes()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8 : 8 + n])
+    meta = json.loads(header["__metadata__"]["medspt"])
+    change(meta)
+    header["__metadata__"]["medspt"] = json.dumps(meta)
+    new = json.dumps(header).encode()
+    new += b" " * ((8 - len(new) % 8) % 8)
+    path.write_bytes(struct.pack("<Q", len(new)) + new + raw[8 + n :])
+
+
+@pytest.fixture
+def fitted(arrays, tmp_path):
+    X, y, groups = arrays
+    clf = SPTClassifier(**FAST, masking="block").fit(X, y, groups=groups)
+    path = tmp_path / "model.safetensors"
+    clf.save(path)
+    return clf, path, X
+
+
+def test_roundtrip_gives_identical_predictions(fitted):
+    clf, path, X = fitted
+    loaded = medspt.load(path)
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    assert list(loaded.classes_) == list(clf.classes_)
+    assert loaded.get_params() == clf.get_params()
+    assert loaded.history_["finetune"][0]["train_loss"] == pytest.approx(
+        clf.history_["finetune"][0]["train_loss"]
+    )
+
+
+def test_file_is_safetensors_with_json_metadata_not_pickle(fitted):
+    _, path, _ = fitted
+    raw = path.read_bytes()
+    assert b"\x80\x04" not in raw[:2] and not raw.startswith(b"PK")  # neither pickle nor zip
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8 : 8 + n])
+    meta = json.loads(header["__metadata__"]["medspt"])
+    assert meta["format"] == "medspt-model" and meta["model_config"]["depth"] == 1
+
+
+def test_frame_spec_survives(frame, tmp_path):
+    clf = fit_spt(frame, window=40, stride=20, **FAST)
+    clf.save(tmp_path / "m.safetensors")
+    loaded = medspt.load(tmp_path / "m.safetensors")
+    a, b = clf.predict(frame), loaded.predict(frame)
+    np.testing.assert_allclose(a.windows["proba_fast"], b.windows["proba_fast"])
+    assert loaded.frame_spec_ == clf.frame_spec_
+
+
+def test_truncated_file(fitted):
+    _, path, _ = fitted
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    with pytest.raises(ModelFileError, match="model.safetensors.*corrupt or truncated"):
+        medspt.load(path)
+
+
+def test_newer_format_version(fitted):
+    _, path, _ = fitted
+    _rewrite_metadata(path, lambda m: m.update(format_version=99, medspt_version="9.0.0"))
+    with pytest.raises(ModelFileError, match="written by medspt 9.0.0 in file format 99"):
+        medspt.load(path)
+
+
+def test_not_a_model(tmp_path):
+    p = tmp_path / "notes.safetensors"
+    p.write_text("hello")
+    with pytest.raises(ModelFileError, match="notes.safetensors"):
+        medspt.load(p)
+    with pytest.raises(FileNotFoundError, match="missing.safetensors"):
+        medspt.load(tmp_path / "missing.safetensors")
+
+
+def test_integer_classes_keep_their_type(arrays, tmp_path):
+    X, y, groups = arrays
+    yi = (y == "pd").astype(int) + 3
+    clf = SPTClassifier(**FAST).fit(X, yi, groups=groups)
+    clf.save(tmp_path / "m.safetensors")
+    loaded = medspt.load(tmp_path / "m.safetensors")
+    assert loaded.classes_.dtype.kind == "i" and list(loaded.predict(X[:3])) == list(
+        clf.predict(X[:3])
+    )
