@@ -94,10 +94,13 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
     warmup : float, default=0.1
         Fraction of steps spent warming up.
     grad_clip : float or None, default=1.0
-    patience : int or None, default=5
-        Early-stopping patience in epochs, on the validation subjects.
+    patience : int or None, default=10
+        Early-stopping patience in epochs, on the validation subjects (never before a
+        third of ``epochs`` has run). With None all epochs run; the weights of the best
+        validation epoch are still kept.
     val_size : float, default=0.2
-        Fraction of training *subjects* held out for early stopping (0 disables it).
+        Fraction of training *subjects* held out for early stopping and model selection
+        (needs at least 4 subjects; 0 disables validation: all epochs, final weights).
     class_weight : {"balanced"} or None, default="balanced"
         Weight the loss by inverse class frequency.
     linear_probe : bool, default=False
@@ -152,7 +155,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         weight_decay: float = 0.01,
         warmup: float = 0.1,
         grad_clip: float | None = 1.0,
-        patience: int | None = 5,
+        patience: int | None = 10,
         val_size: float = 0.2,
         class_weight: str | None = "balanced",
         linear_probe: bool = False,
@@ -296,7 +299,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         n = len(y)
         all_idx = np.arange(n)
         uniq = np.unique(groups)
-        if self.val_size == 0 or self.patience is None or len(uniq) < 4:
+        if self.val_size == 0 or len(uniq) < 4:
             return all_idx, np.array([], dtype=int)
         n_splits = int(min(max(2, round(1 / self.val_size)), len(uniq)))
         with warnings.catch_warnings():
@@ -327,12 +330,13 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             without groups every window counts as its own subject.
         """
         self._check_params()
+        channels = None
         if isinstance(X, WindowSet):
             if y is None:
                 y = X.labels
             if groups is None:
                 groups = X.groups
-            self.channels_ = list(X.channels)
+            channels = list(X.channels)
         if y is None:
             raise InputError(
                 "SPTClassifier requires y to be passed, but the target y is None "
@@ -352,8 +356,9 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         if X.ndim != 3:
             raise InputError(f"X must have shape (N, C, T) or (N, T), got {X.shape}")
         check_classification_targets(y)
-        if not hasattr(self, "channels_") or len(self.channels_) != X.shape[1]:
-            self.channels_ = [f"ch{i}" for i in range(X.shape[1])]
+        if channels is None or len(channels) != X.shape[1]:
+            channels = [f"ch{i}" for i in range(X.shape[1])]
+        self.channels_ = channels
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise InputError(
@@ -437,8 +442,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         self.model_.to("cpu").eval()
         self.fit_time_ = time.perf_counter() - t_start
         self.n_train_windows_, self.n_val_windows_ = len(tr), len(va)
-        if not hasattr(self, "frame_spec_"):
-            self.frame_spec_ = None
+        self.frame_spec_ = None  # fit_spt sets it when the windows came from a DataFrame
         return self
 
     def _class_weights(self, y_enc: np.ndarray) -> torch.Tensor | None:

@@ -34,7 +34,7 @@ class TrainConfig:
     weight_decay: float = 0.01
     warmup: float = 0.1  # fraction of all steps spent warming up
     grad_clip: float | None = 1.0
-    patience: int | None = 5  # epochs without validation improvement; None = never stop
+    patience: int | None = 10  # epochs without validation improvement; None = never stop
     device: str = "cpu"
     seed: int = 0
     verbose: bool = True
@@ -130,7 +130,10 @@ def _fit_loop(
                 best_state = copy.deepcopy(model.state_dict())
         else:
             stale += 1
-            if eval_fn is not None and cfg.patience is not None and stale >= cfg.patience:
+            # Never stop in the first third: fine-tuning often sits on a plateau for
+            # several epochs before the loss starts to fall.
+            may_stop = eval_fn is not None and cfg.patience is not None
+            if may_stop and stale >= cfg.patience and epoch > cfg.epochs // 3:
                 break
     if best_state is not None:
         model.load_state_dict(best_state)

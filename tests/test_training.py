@@ -78,7 +78,8 @@ def test_early_stopping_restores_the_best_epoch():
     )
     losses = [h["val_loss"] for h in hist]
     assert best == int(np.argmin(losses)) + 1
-    assert len(hist) <= best + 3  # stopped after `patience` epochs without improvement
+    # stopped after `patience` epochs without improvement, but not in the first third
+    assert len(hist) == max(best + 3, 40 // 3 + 1) or len(hist) == 40
     m.eval()
     with torch.no_grad():
         val = torch.nn.functional.cross_entropy(m(X[96:]), y[96:]).item()
