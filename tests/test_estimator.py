@@ -64,7 +64,7 @@ def test_cross_val_score_with_groups(arrays):
 
 def test_learns_a_simple_pattern(arrays):
     X, y, groups = arrays
-    clf = SPTClassifier(**(FAST | dict(epochs=20, d_model=32, patience=None, lr=3e-3)))
+    clf = SPTClassifier(**(FAST | dict(epochs=20, d_model=32, val_size=0, lr=3e-3)))
     clf.fit(X[groups != "s7"], y[groups != "s7"], groups=groups[groups != "s7"])
     assert clf.score(X, y) > 0.9
 
