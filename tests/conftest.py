@@ -67,3 +67,16 @@ def arrays():
     X[y == 1, 0] += 2 * np.sin(np.linspace(0, 6 * np.pi, 32))  # a learnable pattern
     groups = np.repeat([f"s{i}" for i in range(n_sub)], per)
     return X, np.where(y == 1, "pd", "control"), groups
+
+
+def real_dataset(folder: str):
+    """Path of a local copy of a public dataset, or skip the test saying how to get one."""
+    from medspt.datasets._paths import ENV_VAR, find_dataset
+
+    path = find_dataset(folder)
+    if path is None:
+        pytest.skip(
+            f"real data folder {folder!r} not found: set {ENV_VAR} to a folder holding it "
+            "(or place it in shared/data beside the checkout)"
+        )
+    return path
