@@ -266,6 +266,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--metric", default="balanced_accuracy")
     p.add_argument("--out", default="medspt-evaluation")
     p.set_defaults(func=cmd_evaluate)
+
+    from medspt.datasets.cli import add_datasets_parser
+
+    add_datasets_parser(sub)
     return parser
 
 

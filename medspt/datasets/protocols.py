@@ -1,0 +1,286 @@
+"""Fixed evaluation protocols, so that every benchmark cuts, labels and splits the same way.
+
+``protocol("GPD-1")`` and ``protocol("NE-1")`` return a :class:`Protocol`: the windows
+(a :class:`~medspt.data.WindowSet`), the subject-wise folds, the metrics to report and a
+description. Normalization is *not* done here: estimators standardize per channel with
+statistics from each training fold only.
+
+GPD-1 (Parkinson's disease vs control, gaitpdb walk 01)
+    The 18 force columns; non-overlapping blocks of 5 samples averaged (100 -> 20 Hz),
+    blocks starting at row 0, trailing rows that do not fill a block dropped; windows of
+    200 samples (10 s) at starts 0, 100, 200, … while start + 200 <= length; classes
+    ``["control", "PD"]`` (PD = 1); 5-fold ``StratifiedGroupKFold(shuffle=True,
+    random_state=0)`` by subject over the windows ordered by file name, then time.
+    Expected: 3,481 windows of (18, 200), control 1,465, PD 2,016.
+
+NE-1 (4 stress states, noneeg AccTempEDA)
+    ``ax, ay, az, temp, EDA`` at 8 Hz; windows of 240 samples (30 s) on the grid 0, 120,
+    240, … of each record, kept only when all 240 samples lie in one labelled segment
+    (sample 0, before the first annotation, is unlabelled); classes ``Relax,
+    PhysicalStress, CognitiveStress, EmotionalStress``; fold k tests the subjects whose
+    index in numeric order (Subject1 -> 0 … Subject20 -> 19) is k mod 5.
+    Expected: 2,743 windows of (5, 240): 1,437 / 382 / 434 / 490.
+
+CAM-1 (locomotion modes, Camargo et al. 2021)
+    Needs the Camargo signals through ``medspt.datasets.camargo.load_camargo``: windows
+    of 1 s with stride 0.25 s at 200 Hz, transitions dropped, ``GroupKFold(5)`` by subject.
+
+``windows.meta`` keeps ``subject``, ``recording``, ``start``/``stop`` (sample indices on
+the protocol's time base) and ``start_time``; position in a recording can leak the label
+(in Non-EEG every subject went through the phases in the same order), so none of it is
+ever a model input.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import GroupKFold, StratifiedGroupKFold
+
+from medspt.data import WindowSet, make_windows
+from medspt.errors import InputError
+
+__all__ = ["Protocol", "PROTOCOLS", "protocol"]
+
+Fold = tuple[np.ndarray, np.ndarray]
+
+
+@dataclass
+class Protocol:
+    """An evaluation protocol: windows, subject-wise folds, metrics to report."""
+
+    name: str
+    windows: WindowSet
+    folds: list[Fold]
+    metrics: tuple[str, ...]
+    description: str
+    info: dict = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return (
+            f"Protocol({self.name!r}, {self.windows!r}, folds={len(self.folds)}, "
+            f"metrics={self.metrics!r})"
+        )
+
+
+def _dataset_root(folder: str, root, marker: str) -> Path:
+    """``root`` (the dataset folder or a folder holding ``<folder>/``), or the local copy."""
+    from medspt.datasets._paths import ENV_VAR, find_dataset
+
+    if root is None:
+        found = find_dataset(folder)
+        if found is None:
+            raise InputError(
+                f"the {folder!r} dataset is needed but no local copy was found: pass "
+                f"root=<path to {folder}> or set {ENV_VAR} to a folder holding {folder}/"
+            )
+        return found
+    path = Path(root).expanduser()
+    if not path.is_dir():
+        raise InputError(f"root {str(path)!r} does not exist or is not a folder")
+    if not any(path.glob(marker)) and (path / folder).is_dir():
+        path = path / folder
+    return path
+
+
+# --------------------------------------------------------------------------- GPD-1
+
+GPD1_BLOCK = 5
+GPD1_FS = 20.0
+GPD1_WINDOW, GPD1_STRIDE = 200, 100
+GPD1_CLASSES = ["control", "PD"]
+
+
+def _block_average(values: np.ndarray, block: int) -> np.ndarray:
+    """Means of non-overlapping blocks of ``block`` rows of ``values`` (n, C), starting at
+    row 0; a trailing part shorter than a block is dropped."""
+    n = len(values) // block
+    vals = values[: n * block].reshape(n, block, values.shape[1])
+    return vals.mean(axis=1, dtype=np.float64).astype(np.float32)
+
+
+def _gpd1(root) -> Protocol:
+    from medspt.datasets.gaitpd import CHANNELS, _plan, _read_recording
+
+    path = _dataset_root("gaitpdb", root, "*_01.txt")
+    # The loader's file selection and checks, without building the 100 Hz long frame.
+    _, files, labels, _, _ = _plan(path, ("01",), "group", None)
+    code = {c: i for i, c in enumerate(GPD1_CLASSES)}
+    Xs, ys, metas = [], [], []
+    for fpath, subj, walk in zip(files["path"], files["subject"], files["walk"]):
+        blocks = _block_average(_read_recording(fpath)[:, 1:], GPD1_BLOCK)  # (n, 18) at 20 Hz
+        starts = np.arange(0, len(blocks) - GPD1_WINDOW + 1, GPD1_STRIDE)
+        if len(starts) == 0:
+            continue
+        win = np.lib.stride_tricks.sliding_window_view(blocks, GPD1_WINDOW, axis=0)[starts]
+        Xs.append(np.ascontiguousarray(win))  # (n_w, 18, 200)
+        ys.append(np.full(len(starts), code[labels[subj]], dtype=np.int64))
+        metas.append(
+            pd.DataFrame(
+                {
+                    "subject": subj,
+                    "recording": walk,
+                    "start": starts,
+                    "stop": starts + GPD1_WINDOW,
+                    "start_time": starts / GPD1_FS,
+                }
+            )
+        )
+    if not Xs:
+        raise InputError(f"no gaitpdb recording in {str(path)!r} is long enough for GPD-1")
+    meta = pd.concat(metas, ignore_index=True)
+    ws = WindowSet(
+        X=np.concatenate(Xs),
+        y=np.concatenate(ys),
+        classes=np.asarray(GPD1_CLASSES),
+        groups=meta["subject"].to_numpy(dtype=object),
+        channels=list(CHANNELS),
+        fs=GPD1_FS,
+        meta=meta,
+    )
+    sgkf = StratifiedGroupKFold(n_splits=5, shuffle=True, random_state=0)
+    folds = [
+        (np.asarray(tr), np.asarray(te))
+        for tr, te in sgkf.split(np.zeros(len(ws)), ws.y, ws.groups)
+    ]
+    return Protocol(
+        name="GPD-1",
+        windows=ws,
+        folds=folds,
+        metrics=("accuracy", "subject_accuracy", "balanced_accuracy"),
+        description=(
+            "Gait in Parkinson's disease (gaitpdb, walk 01): 18 VGRF channels averaged over "
+            "blocks of 5 samples (100 -> 20 Hz); 10 s windows (200 samples), stride 5 s; "
+            "PD (1) vs control (0); 5-fold StratifiedGroupKFold(shuffle=True, "
+            "random_state=0) by subject. Subject accuracy: mean PD probability over a "
+            "subject's windows, threshold 0.5. Standardize per channel on the training fold."
+        ),
+        info={"source_fs": 100.0, "block": GPD1_BLOCK, "window": GPD1_WINDOW},
+    )
+
+
+# --------------------------------------------------------------------------- NE-1
+
+NE1_WINDOW, NE1_STRIDE = 240, 120
+_UNLABELLED = "__unlabelled__"
+
+
+def _ne1(root) -> Protocol:
+    from medspt.datasets.noneeg import CLASSES, SIGNALS, load_noneeg
+
+    path = _dataset_root("noneeg", root, "Subject*_AccTempEDA.hea")
+    df = load_noneeg(path, signals=("AccTempEDA",), unlabelled="keep")
+    df.attrs = {}
+    # Keep the unlabelled rows so the grid stays anchored at sample 0; windows that touch
+    # them are dropped below.
+    df["label"] = df["label"].astype(object).where(df["label"].notna(), _UNLABELLED)
+    ws = make_windows(
+        df,
+        window=NE1_WINDOW,
+        stride=NE1_STRIDE,
+        channels=SIGNALS["AccTempEDA"],
+        classes=[*CLASSES, _UNLABELLED],
+    )
+    del df
+    ws = ws.subset(np.flatnonzero(ws.y != len(CLASSES)))
+    ws.classes = np.asarray(CLASSES)
+    subjects = sorted(np.unique(ws.groups), key=lambda s: int(re.sub(r"\D", "", s)))
+    index = {s: i for i, s in enumerate(subjects)}
+    fold_of = np.array([index[s] % 5 for s in ws.groups])
+    folds = [(np.flatnonzero(fold_of != k), np.flatnonzero(fold_of == k)) for k in range(5)]
+    return Protocol(
+        name="NE-1",
+        windows=ws,
+        folds=folds,
+        metrics=("accuracy", "balanced_accuracy", "macro_f1"),
+        description=(
+            "Non-EEG stress states (noneeg, AccTempEDA: ax, ay, az, temp, EDA at 8 Hz): "
+            "30 s windows (240 samples), stride 15 s, grid anchored at sample 0, only "
+            "windows inside one labelled segment; 4 classes; 5 folds by subject (numeric "
+            "order, fold k = index mod 5). Headline metric: balanced accuracy (52 % of "
+            "windows are Relax). Never use time or window position as a feature: the "
+            "phase order is the same for every subject. Standardize on the training fold."
+        ),
+        info={"window": NE1_WINDOW, "stride": NE1_STRIDE},
+    )
+
+
+# --------------------------------------------------------------------------- CAM-1
+
+CAM1_FS = 200.0
+CAM1_CLASSES = ["stand", "walk", "rampascent", "rampdescent", "stairascent", "stairdescent"]
+_CAM1_ALIASES = {"idle": "stand", "turn1": "walk", "turn2": "walk"}
+_DROP = "__transition__"
+
+
+def _cam1(root) -> Protocol:
+    try:
+        from medspt.datasets.camargo import load_camargo
+    except ImportError as e:
+        raise InputError(
+            "CAM-1 needs the Camargo et al. 2021 signals (IMU, goniometer, EMG with "
+            "locomotion-mode labels); they are read by medspt.datasets.camargo.load_camargo, "
+            f"which cannot be imported here ({e})"
+        ) from None
+    path = _dataset_root("camargo2021", root, "AB*")
+    df = load_camargo(path)
+    df.attrs = {}
+    if "time" in df.columns and len(df) > 1:
+        dt = df.groupby("subject", sort=False)["time"].diff().median()
+        if not np.isfinite(dt) or abs(1.0 / dt - CAM1_FS) > 1.0:
+            raise InputError(
+                f"CAM-1 expects signals at {CAM1_FS:g} Hz, but load_camargo returned a time "
+                f"step of {dt!r} s; resample to {CAM1_FS:g} Hz first"
+            )
+    keys = {"subject", "recording", "time", "label"}
+    channels = [c for c in df.columns if c not in keys and pd.api.types.is_numeric_dtype(df[c])]
+    mode = df["label"].astype(str).str.strip().str.lower().str.replace(r"[\s_]", "", regex=True)
+    mode = mode.replace(_CAM1_ALIASES)
+    df["label"] = mode.where(mode.isin(CAM1_CLASSES), _DROP)  # transitions, turns, …
+    ws = make_windows(
+        df,
+        window="1s",
+        stride="0.25s",
+        channels=channels,
+        fs=CAM1_FS,
+        classes=[*CAM1_CLASSES, _DROP],
+        drop_short=True,
+    )
+    ws = ws.subset(np.flatnonzero(ws.y != len(CAM1_CLASSES)))
+    ws.classes = np.asarray(CAM1_CLASSES)
+    folds = [
+        (np.asarray(tr), np.asarray(te))
+        for tr, te in GroupKFold(n_splits=5).split(np.zeros(len(ws)), ws.y, ws.groups)
+    ]
+    return Protocol(
+        name="CAM-1",
+        windows=ws,
+        folds=folds,
+        metrics=("accuracy", "balanced_accuracy", "macro_f1"),
+        description=(
+            "Camargo et al. 2021 locomotion modes: 1 s windows (200 samples at 200 Hz), "
+            "stride 0.25 s, transitions dropped; leave-subjects-out GroupKFold(5)."
+        ),
+    )
+
+
+PROTOCOLS = {"GPD-1": _gpd1, "NE-1": _ne1, "CAM-1": _cam1}
+
+
+def protocol(name: str, root=None) -> Protocol:
+    """Build an evaluation protocol by name: ``"GPD-1"``, ``"NE-1"`` or ``"CAM-1"``.
+
+    ``root`` is the dataset folder (or a folder holding ``gaitpdb/``, ``noneeg/``,
+    ``camargo2021/``); by default the local copy found by
+    :func:`medspt.datasets._paths.find_dataset`. The result is deterministic: two calls
+    give identical windows and folds.
+    """
+    key = re.sub(r"[\s_\-]", "", str(name)).upper()
+    table = {re.sub(r"-", "", k): k for k in PROTOCOLS}
+    if key not in table:
+        raise InputError(f"unknown protocol {name!r}; choose from {list(PROTOCOLS)!r}")
+    return PROTOCOLS[table[key]](root)
