@@ -95,7 +95,8 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         Fraction of steps spent warming up.
     grad_clip : float or None, default=1.0
     patience : int or None, default=10
-        Early-stopping patience in epochs, on the validation subjects (never before a
+        Early-stopping patience in epochs, on the balanced accuracy of the validation
+        subjects (ties broken by their loss; never before a
         third of ``epochs`` has run). With None all epochs run; the weights of the best
         validation epoch are still kept.
     val_size : float, default=0.2

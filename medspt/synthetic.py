@@ -26,7 +26,7 @@ def make_demo_frame(
     recordings_per_subject: int = 2,
     seconds_per_recording: float = 120.0,
     fs: float = 20.0,
-    noise: float = 0.7,
+    noise: float = 0.5,
     seed: int = 0,
 ) -> pd.DataFrame:
     """Long DataFrame (``subject, recording, time, label, acc_x, acc_y, emg``).

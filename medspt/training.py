@@ -70,6 +70,14 @@ def _warmup_cosine(total_steps: int, warmup: float) -> Callable[[int], float]:
     return factor
 
 
+def _score(row: dict, monitor: str) -> tuple[float, ...]:
+    """Lower is better. Balanced accuracy is coarse on few validation subjects, so ties
+    are broken by the validation loss."""
+    if monitor == "val_balanced_accuracy" and monitor in row:
+        return (-round(row[monitor], 6), row["val_loss"])
+    return (round(row.get(monitor, row["train_loss"]), 9),)
+
+
 def _batches(n: int, batch_size: int, generator: torch.Generator | None):
     order = torch.randperm(n, generator=generator) if generator is not None else torch.arange(n)
     for i in range(0, n, batch_size):
@@ -94,7 +102,7 @@ def _fit_loop(
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, _warmup_cosine(total, cfg.warmup))
     history: list[dict] = []
-    best, best_epoch, best_state, stale = math.inf, 0, None, 0
+    best, best_epoch, best_state, stale = None, 0, None, 0
     bar = tqdm(range(1, cfg.epochs + 1), desc=desc, disable=not cfg.verbose, leave=False)
     for epoch in bar:
         model.train()
@@ -123,8 +131,8 @@ def _fit_loop(
                 row.update(eval_fn())
         history.append(row)
         bar.set_postfix({k: f"{v:.3g}" for k, v in row.items() if k.endswith("loss")})
-        score = row.get(monitor, row["train_loss"])
-        if score < best - 1e-6:
+        score = _score(row, monitor)
+        if best is None or score < best:
             best, best_epoch, stale = score, epoch, 0
             if eval_fn is not None:
                 best_state = copy.deepcopy(model.state_dict())
@@ -221,10 +229,13 @@ def finetune(
     linear_probe: bool = False,
     config: TrainConfig | None = None,
     desc: str = "finetune",
+    monitor: str = "val_balanced_accuracy",
 ) -> tuple[list[dict], int]:
     """Train the classifier (all weights, or only the head with ``linear_probe=True``).
 
-    Early stopping watches the validation loss; the weights of the best epoch are kept.
+    Early stopping watches ``monitor`` on the validation windows: balanced accuracy by
+    default (ties broken by the loss; a loss that rises while accuracy still improves is
+    common when fine-tuning), or ``"val_loss"``. The weights of the best epoch are kept.
     Returns the per-epoch history (``train_loss``, ``val_loss``, ``val_accuracy``,
     ``val_balanced_accuracy``) and the best epoch.
     """
@@ -261,7 +272,7 @@ def finetune(
             }
 
     try:
-        return _fit_loop(model, params, step, eval_fn, len(X), cfg, desc)
+        return _fit_loop(model, params, step, eval_fn, len(X), cfg, desc, monitor)
     finally:
         if linear_probe:
             for p in model.parameters():

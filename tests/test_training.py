@@ -75,6 +75,7 @@ def test_early_stopping_restores_the_best_epoch():
         X_val=X[96:],
         y_val=y[96:],
         config=TrainConfig(epochs=40, lr=5e-3, patience=3, verbose=False),
+        monitor="val_loss",
     )
     losses = [h["val_loss"] for h in hist]
     assert best == int(np.argmin(losses)) + 1
@@ -84,3 +85,19 @@ def test_early_stopping_restores_the_best_epoch():
     with torch.no_grad():
         val = torch.nn.functional.cross_entropy(m(X[96:]), y[96:]).item()
     assert abs(val - min(losses)) < 1e-5
+
+
+def test_default_monitor_is_balanced_accuracy_with_loss_tiebreak():
+    X = _smooth_windows(128)
+    y = (X[:, 0, :8].mean(1) > 0).long()
+    m = SPTTransformer(ModelConfig(2, 64, 2, depth=1, d_model=32, n_heads=2))
+    hist, best = finetune(
+        m,
+        X[:96],
+        y[:96],
+        X_val=X[96:],
+        y_val=y[96:],
+        config=TrainConfig(epochs=12, lr=5e-3, patience=None, verbose=False),
+    )
+    keys = [(-round(h["val_balanced_accuracy"], 6), h["val_loss"]) for h in hist]
+    assert best == keys.index(min(keys)) + 1
