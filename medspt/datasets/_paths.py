@@ -26,3 +26,28 @@ def find_dataset(folder: str) -> Path | None:
         if (root / folder).is_dir() and any((root / folder).iterdir()):
             return root / folder
     return None
+
+
+def resolve_root(root, folder: str, is_data_file, hint: str) -> Path:
+    """The dataset folder for ``root``: ``None`` searches :func:`candidate_roots`; a folder
+    that holds ``<folder>/`` instead of the data files themselves is followed into it.
+
+    ``is_data_file(name) -> bool`` recognizes the dataset's files; ``hint`` says which
+    files the folder must hold (for the error message).
+    """
+    from medspt.errors import InputError
+
+    if root is None:
+        found = find_dataset(folder)
+        if found is None:
+            raise InputError(
+                f"no local copy of the {folder} dataset found: pass root=<folder with the "
+                f"{hint}> or set {ENV_VAR} to a folder holding {folder}/"
+            )
+        return found
+    path = Path(root).expanduser()
+    if not path.is_dir():
+        raise InputError(f"{folder} folder {str(path)!r} does not exist or is not a folder")
+    if not any(is_data_file(p.name) for p in path.iterdir()) and (path / folder).is_dir():
+        path = path / folder
+    return path

@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from medspt.datasets._paths import resolve_root
 from medspt.errors import InputError
 
 __all__ = [
@@ -77,22 +78,7 @@ _DEMO_COLUMNS = {
 
 
 def _resolve_root(root) -> Path:
-    if root is None:
-        from medspt.datasets._paths import ENV_VAR, find_dataset
-
-        found = find_dataset("gaitpdb")
-        if found is None:
-            raise InputError(
-                "no local copy of the gaitpdb dataset found: pass root=<folder with the "
-                f"*_01.txt files> or set {ENV_VAR} to a folder holding gaitpdb/"
-            )
-        return found
-    path = Path(root).expanduser()
-    if not path.is_dir():
-        raise InputError(f"gaitpdb folder {str(path)!r} does not exist or is not a folder")
-    if not any(_FILE_RE.match(p.name) for p in path.iterdir()) and (path / "gaitpdb").is_dir():
-        path = path / "gaitpdb"
-    return path
+    return resolve_root(root, "gaitpdb", lambda name: bool(_FILE_RE.match(name)), "*_01.txt files")
 
 
 def _norm_walk(walk) -> str:

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from medspt.datasets._paths import resolve_root
 from medspt.datasets.gaitpd import subject_table, table_to_attrs
 from medspt.errors import InputError
 
@@ -73,22 +74,8 @@ class _Quiet:
 
 
 def _resolve_root(root) -> Path:
-    if root is None:
-        from medspt.datasets._paths import ENV_VAR, find_dataset
-
-        found = find_dataset("noneeg")
-        if found is None:
-            raise InputError(
-                "no local copy of the noneeg dataset found: pass root=<folder with the "
-                f"SubjectN_*.hea/.dat/.atr files> or set {ENV_VAR} to a folder holding noneeg/"
-            )
-        return found
-    path = Path(root).expanduser()
-    if not path.is_dir():
-        raise InputError(f"noneeg folder {str(path)!r} does not exist or is not a folder")
-    if not any(_SUBJECT_RE.match(p.name) for p in path.iterdir()) and (path / "noneeg").is_dir():
-        path = path / "noneeg"
-    return path
+    hint = "SubjectN_*.hea/.dat/.atr files"
+    return resolve_root(root, "noneeg", lambda name: bool(_SUBJECT_RE.match(name)), hint)
 
 
 def noneeg_subjects(root=None) -> list[str]:
