@@ -43,6 +43,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO_ROOT / "benchmarks" / "results"
 N_CHANNELS, N_STEPS = 18, 200  # GPD-1 gait windows
 HEAD_DIM = 16  # n_heads = d_model // 16: 4 heads at d_model 64, 8 at 128
+MIN_SLOW_STEPS = 3  # fewest timed steps of a cell cut short by Settings.max_seconds
 RESULT_MARKER = "@@THROUGHPUT-JSON@@"  # prefixes the worker's result line on stdout
 KINDS_SAME_TORCH = ("medspt_cls", "medspt_pretrain", "tstplus_cls")
 KINDS_MEDSPT = ("medspt_cls", "medspt_pretrain")
@@ -56,10 +57,12 @@ class Settings:
     patch_len: int = 8
     dropout: float = 0.1
     n_classes: int = 2
+    tstplus_attn_dropout: float | None = None  # None: same as dropout (like medspt)
     threads: int = 1
     seconds: float = 2.0  # minimum timed seconds per cell
     min_steps: int = 20  # minimum timed steps per cell
-    warmup: int = 3  # untimed steps before timing
+    warmup: int = 3  # untimed steps before timing (fewer if they take > max_seconds / 4)
+    max_seconds: float = 30.0  # slow cells stop here once they have MIN_SLOW_STEPS steps
     seed: int = 0
 
 
@@ -79,6 +82,7 @@ class Cell:
     median_step_ms: float
     min_step_ms: float
     max_step_ms: float
+    other_cpu: float | None  # share of the machine's CPU other processes used while timing
 
 
 # --------------------------------------------------------------------------- models and steps
@@ -116,7 +120,7 @@ def _build(
             n_heads=n_heads,
             d_ff=4 * d_model,
             dropout=s.dropout,
-            attn_dropout=s.dropout,
+            attn_dropout=s.dropout if s.tstplus_attn_dropout is None else s.tstplus_attn_dropout,
             fc_dropout=s.dropout,
         )
         return model, list(model.parameters()), lambda x, y: F.cross_entropy(model(x), y)
@@ -158,6 +162,10 @@ def _build(
 def measure(kind: str, depth: int, d_model: int, n_heads: int, s: Settings) -> Cell:
     """Time training steps of one kind until ``s.seconds`` and ``s.min_steps`` are both reached.
 
+    A cell whose steps are so slow that ``s.min_steps`` would take longer than
+    ``s.max_seconds`` stops at ``s.max_seconds`` (with at least ``MIN_SLOW_STEPS`` steps);
+    such steps last seconds each, so a few of them already give a stable number.
+
     Parameters
     ----------
     kind : {"medspt_cls", "medspt_pretrain", "tstplus_cls"}
@@ -187,15 +195,24 @@ def measure(kind: str, depth: int, d_model: int, n_heads: int, s: Settings) -> C
         opt.step()
         float(loss.detach())
 
+    start = time.perf_counter()
     for i in range(s.warmup):
+        if i and time.perf_counter() - start > s.max_seconds / 4:
+            break
         step(i)
     times: list[float] = []
-    start = time.perf_counter()
+    cpu0, start = cpu_seconds(), time.perf_counter()
     while len(times) < s.min_steps or time.perf_counter() - start < s.seconds:
+        if len(times) >= MIN_SLOW_STEPS and time.perf_counter() - start >= s.max_seconds:
+            break
         t0 = time.perf_counter()
         step(len(times))
         times.append(time.perf_counter() - t0)
-    total = sum(times)
+    total, cpu1 = sum(times), cpu_seconds()
+    other = None
+    if cpu0 and cpu1:
+        foreign = (cpu1[0] - cpu0[0]) - (cpu1[1] - cpu0[1])
+        other = round(max(0.0, foreign) / ((time.perf_counter() - start) * os.cpu_count()), 3)
     return Cell(
         depth=depth,
         d_model=d_model,
@@ -209,6 +226,7 @@ def measure(kind: str, depth: int, d_model: int, n_heads: int, s: Settings) -> C
         median_step_ms=1e3 * statistics.median(times),
         min_step_ms=1e3 * min(times),
         max_step_ms=1e3 * max(times),
+        other_cpu=other,
     )
 
 
@@ -306,6 +324,21 @@ def machine() -> dict[str, str]:
     return {"cpu": model, "cores": str(os.cpu_count()), "os": platform.platform(terse=True)}
 
 
+def cpu_seconds() -> tuple[float, float] | None:
+    """CPU seconds used so far by the whole machine and by this process (children included).
+
+    Their difference over a run is the CPU time other processes took from the benchmark.
+    None where ``/proc/stat`` is unavailable.
+    """
+    try:
+        vals = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    busy = sum(vals) - vals[3] - vals[4]  # all but idle and iowait
+    t = os.times()
+    return busy / os.sysconf("SC_CLK_TCK"), t.user + t.system + t.children_user + t.children_system
+
+
 def git_revision() -> str:
     """Short commit of this checkout, with ``+dirty`` for uncommitted changes."""
     try:
@@ -321,7 +354,7 @@ def git_revision() -> str:
             text=True,
             check=True,
         ).stdout.strip()
-        return rev + ("+dirty medspt/" if dirty else "")
+        return rev + (" + uncommitted medspt/ changes" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
@@ -418,12 +451,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seconds", type=float, help="minimum timed seconds per cell (default 2)")
     p.add_argument("--min-steps", type=int, help="minimum timed steps per cell (default 20)")
     p.add_argument("--warmup", type=int, help="untimed warm-up steps per cell (default 3)")
+    p.add_argument(
+        "--max-seconds",
+        type=float,
+        default=30.0,
+        help=f"cap on timed seconds of a slow cell (kept to >= {MIN_SLOW_STEPS} steps)",
+    )
     p.add_argument("--threads", type=int, default=os.cpu_count(), help="torch threads")
     p.add_argument(
         "--tsai-python",
         default=os.environ.get("MEDSPT_TSAI_PYTHON"),
         help="interpreter with tsai installed, for the TSTPlus columns "
         "(default: $MEDSPT_TSAI_PYTHON, else tsai in this interpreter, else skipped)",
+    )
+    p.add_argument(
+        "--tstplus-attn-dropout",
+        type=float,
+        help="TSTPlus dropout on attention weights (default: the shared dropout 0.1, as "
+        "medspt applies it; tsai's own default is 0)",
     )
     p.add_argument("--quick", action="store_true", help="smoke run: tiny grid, short timing")
     p.add_argument(
@@ -436,43 +481,52 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    if args.worker:
-        _worker_main(args.worker)
-        return 0
+def _settings(args: argparse.Namespace) -> Settings:
     q = args.quick
-    s = Settings(
+    return Settings(
         batch_size=args.batch_size,
         patch_len=args.patch_len,
         threads=args.threads,
         seconds=args.seconds if args.seconds is not None else (0.2 if q else 2.0),
         min_steps=args.min_steps if args.min_steps is not None else (2 if q else 20),
         warmup=args.warmup if args.warmup is not None else (1 if q else 3),
+        max_seconds=args.max_seconds,
+        tstplus_attn_dropout=args.tstplus_attn_dropout,
     )
-    depths = args.depths or ([1, 2] if q else [1, 2, 4, 8])
-    d_models = args.d_models or ([64] if q else [64, 128])
-    grid = [(depth, d, max(1, d // HEAD_DIM)) for d in d_models for depth in depths]
-    out_dir = args.out if args.out is not None else (None if q else DEFAULT_OUT)
 
-    torch.set_num_threads(s.threads)
-    load_before = os.getloadavg()[0]
-    started = time.perf_counter()
-    here = versions()
+
+def _command_line(argv: list[str]) -> str:
+    """The command as run, with machine-specific paths replaced by placeholders."""
+    shown, hide_next = [], False
+    for a in argv:
+        shown.append("PATH" if hide_next and os.path.isabs(a) else a)
+        hide_next = a in ("--tsai-python", "--out")
+    return " ".join(["python benchmarks/throughput.py", *shown])
+
+
+def run_all(
+    tsai_python: str | None, grid: list[tuple[int, int, int]], s: Settings
+) -> tuple[list[Cell], list[Cell], dict[str, str] | None, list[str]]:
+    """Run the comparison (and, with a separate tsai interpreter, the reference) cells.
+
+    Returns
+    -------
+    main_cells : list of Cell
+        medspt and TSTPlus measured under one torch build (where possible).
+    ref_cells : list of Cell
+        medspt under this interpreter's torch; empty unless TSTPlus ran elsewhere.
+    tsai_versions : dict or None
+        Versions of the interpreter that ran TSTPlus; None when TSTPlus did not run.
+    notes : list of str
+    """
     notes: list[str] = []
-    main_cells: list[Cell] = []
-    ref_cells: list[Cell] = []
-    tsai_v: dict[str, str] | None = None
-
     # No symlink resolution: venv interpreters link to the same base binary.
-    same = bool(args.tsai_python) and os.path.abspath(args.tsai_python) == os.path.abspath(
-        sys.executable
-    )
-    external = bool(args.tsai_python) and not same
+    external = bool(tsai_python) and os.path.abspath(tsai_python) != os.path.abspath(sys.executable)
     if external:
-        print(f"comparison (torch of {args.tsai_python}):", file=sys.stderr)
+        print(f"comparison (interpreter {tsai_python}):", file=sys.stderr)
+        tsai_v, main_cells = None, []
         try:
-            tsai_v, main_cells = run_worker(args.tsai_python, grid, KINDS_SAME_TORCH, s)
+            tsai_v, main_cells = run_worker(tsai_python, grid, KINDS_SAME_TORCH, s)
         except (OSError, RuntimeError) as err:
             notes.append(f"TSTPlus sub-run failed ({err}); TSTPlus columns are missing.")
         if tsai_v is not None and tsai_v["medspt"] == "-":
@@ -485,35 +539,61 @@ def main(argv: list[str] | None = None) -> int:
         ref_cells = run_cells(grid, KINDS_MEDSPT, s)
         if not any(c.kind == "medspt_cls" for c in main_cells):
             main_cells, ref_cells = main_cells + ref_cells, []
-    elif same or _tsai_in_process():
-        tsai_v = here
-        main_cells = run_cells(grid, KINDS_SAME_TORCH, s)
-    else:
-        notes.append(
-            "tsai is not importable here and no tsai interpreter was given: TSTPlus columns "
-            "skipped. Create the tsai environment (see benchmarks/README.md) and rerun with "
-            "--tsai-python path/to/tsai-venv/bin/python (or set MEDSPT_TSAI_PYTHON)."
-        )
-        print(f"NOTE: {notes[-1]}", file=sys.stderr)
-        main_cells = run_cells(grid, KINDS_MEDSPT, s)
-    elapsed = time.perf_counter() - started
-    load_after = os.getloadavg()[0]
-
-    m = machine()
-    main_torch = next((c.torch_version for c in main_cells if c.kind == "medspt_cls"), "-")
-    tst_torch = next((c.torch_version for c in main_cells if c.kind == "tstplus_cls"), None)
-    cmd = "python benchmarks/throughput.py " + " ".join(
-        a for a in (argv if argv is not None else sys.argv[1:]) if a != args.tsai_python
+        return main_cells, ref_cells, tsai_v, notes
+    if tsai_python or _tsai_in_process():
+        return run_cells(grid, KINDS_SAME_TORCH, s), [], versions(), notes
+    notes.append(
+        "tsai is not importable here and no tsai interpreter was given: TSTPlus columns "
+        "skipped. Create the tsai environment (see benchmarks/README.md) and rerun with "
+        "--tsai-python path/to/tsai-venv/bin/python (or set MEDSPT_TSAI_PYTHON)."
     )
+    print(f"NOTE: {notes[-1]}", file=sys.stderr)
+    return run_cells(grid, KINDS_MEDSPT, s), [], None, notes
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    if args.worker:
+        _worker_main(args.worker)
+        return 0
+    s = _settings(args)
+    depths = args.depths or ([1, 2] if args.quick else [1, 2, 4, 8])
+    d_models = args.d_models or ([64] if args.quick else [64, 128])
+    grid = [(depth, d, max(1, d // HEAD_DIM)) for d in d_models for depth in depths]
+    out_dir = args.out if args.out is not None else (None if args.quick else DEFAULT_OUT)
+
+    torch.set_num_threads(s.threads)
+    load_before = os.getloadavg()[0]
+    if load_before > 0.5:
+        print(
+            f"WARNING: load average {load_before:.2f}: other processes are using the CPU; "
+            "with one thread per core, timings degrade badly under contention.",
+            file=sys.stderr,
+        )
+    started, cpu_before = time.perf_counter(), cpu_seconds()
+    main_cells, ref_cells, tsai_v, notes = run_all(args.tsai_python, grid, s)
+    elapsed, cpu_after = time.perf_counter() - started, cpu_seconds()
+    load_after = os.getloadavg()[0]
+    foreign = None  # share of the machine's CPU time used by other processes during the run
+    if cpu_before and cpu_after:
+        other = (cpu_after[0] - cpu_before[0]) - (cpu_after[1] - cpu_before[1])
+        foreign = max(0.0, other) / (elapsed * (os.cpu_count() or 1))
+
+    here, m = versions(), machine()
+    main_torch = next((c.torch_version for c in main_cells if c.kind == "medspt_cls"), "-")
+    has_tst = any(c.kind == "tstplus_cls" for c in main_cells)
+    attn_drop = s.dropout if s.tstplus_attn_dropout is None else s.tstplus_attn_dropout
     header = [
         f"Date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC; "
-        f"command: `{cmd.strip()}`"
-        + (" (tsai interpreter from --tsai-python / $MEDSPT_TSAI_PYTHON)" if external else ""),
+        f"command: `{_command_line(argv)}`"
+        + (" with MEDSPT_TSAI_PYTHON set" if os.environ.get("MEDSPT_TSAI_PYTHON") else ""),
         f"Machine: {m['cpu']}, {m['cores']} logical cores, {m['os']}; torch threads: "
         f"{s.threads}; load average (1 min) before / after: {load_before:.2f} / "
-        f"{load_after:.2f}",
+        f"{load_after:.2f}"
+        + ("" if foreign is None else f"; CPU used by other processes meanwhile: {foreign:.0%}"),
         f"Comparison columns: torch {main_torch}"
-        + (f", tsai {tsai_v['tsai']}" if tsai_v and tst_torch else ", tsai not available")
+        + (f", tsai {tsai_v['tsai']}" if tsai_v and has_tst else ", tsai not available")
         + f"; medspt {here['medspt']} (checkout {git_revision()}), Python {here['python']}",
         f"Windows {N_STEPS} steps × {N_CHANNELS} channels, float32, CPU, batch {s.batch_size}, "
         f"{s.n_classes} classes, dropout {s.dropout}; n_heads = d_model / {HEAD_DIM}; "
@@ -521,34 +601,40 @@ def main(argv: list[str] | None = None) -> int:
         f"{-(-N_STEPS // s.patch_len)} tokens, TSTPlus {N_STEPS} tokens",
         "Step = forward + loss + backward + clip_grad_norm(1.0) + AdamW (lr 1e-3, wd 0.01); "
         f"{s.warmup} warm-up steps excluded; timed ≥ {s.seconds:g} s and ≥ {s.min_steps} "
-        "steps per cell; windows/s = timed windows / timed seconds",
+        f"steps per cell, slow cells stopped after {s.max_seconds:g} s with ≥ "
+        f"{MIN_SLOW_STEPS} steps (see CSV); windows/s = timed windows / timed seconds",
         "medspt pretrain = span mask (ratio 0.15, mean span 3, drawn inside the step) + "
-        "reconstruction + masked MSE; TSTPlus: tsai defaults otherwise (post-norm BatchNorm, "
-        "residual attention, flatten head), dropout also on attention weights and head "
-        "as in medspt",
+        "reconstruction + masked MSE. TSTPlus: tsai defaults otherwise (post-norm BatchNorm, "
+        f"residual attention, flatten head), dropout {s.dropout} also on the head, "
+        f"attn_dropout {attn_drop}"
+        + (" (medspt also drops attention weights)" if attn_drop == s.dropout else ""),
         f"Total benchmark time: {elapsed:.0f} s",
     ]
     disturbed = [
         f"{c.kind} depth {c.depth} d_model {c.d_model}"
+        + ("" if c.other_cpu is None else f" ({c.other_cpu:.0%} CPU to others)")
         for c in main_cells + ref_cells
-        if c.max_step_ms > 2.0 * c.median_step_ms and c.steps >= 5
+        if (c.other_cpu or 0.0) > 0.05 or (c.max_step_ms > 2.0 * c.median_step_ms and c.steps >= 5)
     ]
     if disturbed:
         notes.append(
-            "step times spread widely (max > 2 × median) in: "
-            + "; ".join(disturbed)
-            + " (other load on the machine?)"
+            "possibly disturbed cells (other processes used > 5 % of the CPU while timing, or "
+            "max step time > 2 × median): " + "; ".join(disturbed)
         )
     if load_before > 0.5:
         notes.append(f"the machine was not idle at the start (load {load_before:.2f}).")
-    ref_torch = ref_cells[0].torch_version if ref_cells else None
+    if foreign is not None and foreign > 0.05:
+        notes.append(
+            f"other processes used {foreign:.0%} of the CPU during the run: timings are "
+            "disturbed, rerun on an idle machine."
+        )
     key = lambda c: (c.depth, c.d_model, c.kind)  # noqa: E731
     report = render(
         header,
         grid,
         {key(c): c for c in main_cells},
         {key(c): c for c in ref_cells},
-        ref_torch,
+        ref_cells[0].torch_version if ref_cells else None,
         notes,
     )
     print(report)
