@@ -27,6 +27,8 @@ def plot_accuracy_vs_depth(
         ax.errorbar(
             g["depth"], g["mean"], yerr=g["std"].fillna(0), capsize=3, label=config, **style
         )
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(max(0.0, lo), min(1.02, hi))  # metrics live in [0, 1]; std bars may not
     ax.set_xlabel("depth (Transformer blocks)")
     ax.set_ylabel(metric.replace("_", " "))
     ax.set_xticks(sorted(table["depth"].unique()))
