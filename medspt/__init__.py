@@ -5,6 +5,7 @@
 >>> results = medspt.evaluate(df, cv=5)            # subject-wise CV, scratch vs SPT
 """
 
+from medspt import attention as _attention  # noqa: F401  (registers attention="hierarchical")
 from medspt._version import __version__
 from medspt.api import evaluate, fit_spt, subject_folds, summarize
 from medspt.data import WindowSet, from_arrays, make_windows
