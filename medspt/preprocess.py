@@ -414,6 +414,15 @@ def _describe(keys: list[str], key) -> str:
     return "recording " + ", ".join(f"{k}={v!r}" for k, v in zip(keys, key))
 
 
+def _frame_fs(df: pd.DataFrame, time: str | None, keys: list[str]) -> float:
+    """Sampling rate inferred from the time column, per recording."""
+    if time is None:
+        raise InputError("fs is required (no time column to infer it from)")
+    from medspt.data import _infer_fs
+
+    return _infer_fs(df, time, keys) if keys else _infer_fs(df.assign(_k=0), time, ["_k"])
+
+
 def filter_frame(
     df: pd.DataFrame,
     channels: Sequence[str] | None = None,
@@ -464,11 +473,7 @@ def filter_frame(
     time = time if (time is not None and time in df.columns) else None
     chans = _channels(df, channels, keys, time)
     if fs is None:
-        if time is None:
-            raise InputError("fs is required (no time column to infer it from)")
-        from medspt.data import _infer_fs
-
-        fs = _infer_fs(df, time, keys) if keys else _infer_fs(df.assign(_k=0), time, ["_k"])
+        fs = _frame_fs(df, time, keys)
     fs = _check_fs(fs)
     lf, hf = _check_band(fs, l_freq, h_freq)
     freqs = _check_notch(notch, fs)
@@ -597,11 +602,7 @@ def resample_frame(
     time = time if (time is not None and time in df.columns) else None
     chans = _channels(df, channels, keys, time)
     if fs is None:
-        if time is None:
-            raise InputError("fs is required (no time column to infer it from)")
-        from medspt.data import _infer_fs
-
-        fs = _infer_fs(df, time, keys) if keys else _infer_fs(df.assign(_k=0), time, ["_k"])
+        fs = _frame_fs(df, time, keys)
     fs = _check_fs(fs)
     new_fs = _check_fs(new_fs, "new_fs")
     values = df[chans].to_numpy(dtype=np.float64)

@@ -41,8 +41,8 @@ def resolve_root(root, folder: str, is_data_file, hint: str) -> Path:
         found = find_dataset(folder)
         if found is None:
             raise InputError(
-                f"no local copy of the {folder} dataset found: pass root=<folder with the "
-                f"{hint}> or set {ENV_VAR} to a folder holding {folder}/"
+                f"the {folder!r} dataset is needed but no local copy was found: pass "
+                f"root=<folder with the {hint}> or set {ENV_VAR} to a folder holding {folder}/"
             )
         return found
     path = Path(root).expanduser()

@@ -33,6 +33,7 @@ ever a model input.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,22 +70,9 @@ class Protocol:
 
 def _dataset_root(folder: str, root, marker: str) -> Path:
     """``root`` (the dataset folder or a folder holding ``<folder>/``), or the local copy."""
-    from medspt.datasets._paths import ENV_VAR, find_dataset
+    from medspt.datasets._paths import resolve_root
 
-    if root is None:
-        found = find_dataset(folder)
-        if found is None:
-            raise InputError(
-                f"the {folder!r} dataset is needed but no local copy was found: pass "
-                f"root=<path to {folder}> or set {ENV_VAR} to a folder holding {folder}/"
-            )
-        return found
-    path = Path(root).expanduser()
-    if not path.is_dir():
-        raise InputError(f"root {str(path)!r} does not exist or is not a folder")
-    if not any(path.glob(marker)) and (path / folder).is_dir():
-        path = path / folder
-    return path
+    return resolve_root(root, folder, lambda name: fnmatch.fnmatch(name, marker), marker)
 
 
 # --------------------------------------------------------------------------- GPD-1
