@@ -35,6 +35,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import ModuleType
 
 import torch
 import torch.nn.functional as F
@@ -43,7 +44,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO_ROOT / "benchmarks" / "results"
 N_CHANNELS, N_STEPS = 18, 200  # GPD-1 gait windows
 HEAD_DIM = 16  # n_heads = d_model // 16: 4 heads at d_model 64, 8 at 128
-MIN_SLOW_STEPS = 3  # fewest timed steps of a cell cut short by Settings.max_seconds
+MIN_SLOW_STEPS = 3  # fewest timed steps of a cell stopped by Settings.max_seconds
 RESULT_MARKER = "@@THROUGHPUT-JSON@@"  # prefixes the worker's result line on stdout
 KINDS_SAME_TORCH = ("medspt_cls", "medspt_pretrain", "tstplus_cls")
 KINDS_MEDSPT = ("medspt_cls", "medspt_pretrain")
@@ -62,7 +63,7 @@ class Settings:
     seconds: float = 2.0  # minimum timed seconds per cell
     min_steps: int = 20  # minimum timed steps per cell
     warmup: int = 3  # untimed steps before timing (fewer if they take > max_seconds / 4)
-    max_seconds: float = 30.0  # slow cells stop here once they have MIN_SLOW_STEPS steps
+    max_seconds: float = 30.0  # slow / disturbed cells stop here (after MIN_SLOW_STEPS steps)
     seed: int = 0
 
 
@@ -76,7 +77,8 @@ class Cell:
     kind: str  # one of KINDS_SAME_TORCH
     torch_version: str
     n_params: int
-    steps: int
+    steps: int  # timed steps
+    clean_steps: int  # undisturbed ones among them: those counted, unless there are none
     seconds: float
     windows_per_s: float
     median_step_ms: float
@@ -88,8 +90,8 @@ class Cell:
 # --------------------------------------------------------------------------- models and steps
 
 
-def _import_medspt():
-    """Import the medspt modules, falling back to this checkout when it is not installed."""
+def _import_medspt() -> tuple[ModuleType, ModuleType, ModuleType]:
+    """``medspt.masking``, ``.model``, ``.training`` (from this checkout if not installed)."""
     try:
         import medspt  # noqa: F401
     except ImportError:
@@ -159,12 +161,24 @@ def _build(
     raise ValueError(f"unknown kind {kind!r}")
 
 
+def _foreign_seconds(
+    before: tuple[float, float] | None, after: tuple[float, float] | None
+) -> float | None:
+    """CPU seconds other processes used between two :func:`cpu_seconds` readings (or None)."""
+    if before is None or after is None:
+        return None
+    return max(0.0, (after[0] - before[0]) - (after[1] - before[1]))
+
+
 def measure(kind: str, depth: int, d_model: int, n_heads: int, s: Settings) -> Cell:
     """Time training steps of one kind until ``s.seconds`` and ``s.min_steps`` are both reached.
 
-    A cell whose steps are so slow that ``s.min_steps`` would take longer than
-    ``s.max_seconds`` stops at ``s.max_seconds`` (with at least ``MIN_SLOW_STEPS`` steps);
-    such steps last seconds each, so a few of them already give a stable number.
+    Only undisturbed steps count: a step during which other processes used more than 1.5
+    clock ticks and more than 5 % of the machine's CPU time is discarded, since with one
+    thread per core any foreign load slows a step down many times over. A cell whose steps
+    are so slow (or so often disturbed) that the targets are not met stops after
+    ``s.max_seconds`` (and ``MIN_SLOW_STEPS`` timed steps); if it then has no undisturbed
+    step at all, every step counts (the cell is flagged through ``clean_steps``).
 
     Parameters
     ----------
@@ -176,7 +190,7 @@ def measure(kind: str, depth: int, d_model: int, n_heads: int, s: Settings) -> C
     Returns
     -------
     Cell
-        Throughput over the timed steps (warm-up steps excluded) and step-time statistics.
+        Throughput over the undisturbed timed steps (warm-up excluded) and step statistics.
     """
     torch.manual_seed(s.seed)
     model, params, loss_fn = _build(kind, depth, d_model, n_heads, s)
@@ -200,19 +214,23 @@ def measure(kind: str, depth: int, d_model: int, n_heads: int, s: Settings) -> C
         if i and time.perf_counter() - start > s.max_seconds / 4:
             break
         step(i)
-    times: list[float] = []
-    cpu0, start = cpu_seconds(), time.perf_counter()
-    while len(times) < s.min_steps or time.perf_counter() - start < s.seconds:
+    cores, tick = os.cpu_count() or 1, 1.0 / os.sysconf("SC_CLK_TCK")
+    times: list[float] = []  # every timed step
+    clean: list[float] = []  # undisturbed steps
+    foreign_total = 0.0
+    start = time.perf_counter()
+    while len(clean) < s.min_steps or sum(clean) < s.seconds:
         if len(times) >= MIN_SLOW_STEPS and time.perf_counter() - start >= s.max_seconds:
             break
-        t0 = time.perf_counter()
+        c0, t0 = cpu_seconds(), time.perf_counter()
         step(len(times))
-        times.append(time.perf_counter() - t0)
-    total, cpu1 = sum(times), cpu_seconds()
-    other = None
-    if cpu0 and cpu1:
-        foreign = (cpu1[0] - cpu0[0]) - (cpu1[1] - cpu0[1])
-        other = round(max(0.0, foreign) / ((time.perf_counter() - start) * os.cpu_count()), 3)
+        dt_step, foreign = time.perf_counter() - t0, _foreign_seconds(c0, cpu_seconds())
+        times.append(dt_step)
+        foreign_total += foreign or 0.0
+        if foreign is None or foreign <= max(1.5 * tick, 0.05 * dt_step * cores):
+            clean.append(dt_step)
+    used = clean or times
+    wall = time.perf_counter() - start
     return Cell(
         depth=depth,
         d_model=d_model,
@@ -221,12 +239,13 @@ def measure(kind: str, depth: int, d_model: int, n_heads: int, s: Settings) -> C
         torch_version=torch.__version__,
         n_params=sum(p.numel() for p in model.parameters()),
         steps=len(times),
-        seconds=round(total, 3),
-        windows_per_s=len(times) * s.batch_size / total,
-        median_step_ms=1e3 * statistics.median(times),
-        min_step_ms=1e3 * min(times),
-        max_step_ms=1e3 * max(times),
-        other_cpu=other,
+        clean_steps=len(clean),
+        seconds=round(sum(used), 3),
+        windows_per_s=len(used) * s.batch_size / sum(used),
+        median_step_ms=1e3 * statistics.median(used),
+        min_step_ms=1e3 * min(used),
+        max_step_ms=1e3 * max(used),
+        other_cpu=None if c0 is None else round(foreign_total / (wall * cores), 3),
     )
 
 
@@ -240,7 +259,7 @@ def run_cells(grid: list[tuple[int, int, int]], kinds: tuple[str, ...], s: Setti
             print(
                 f"  torch {cell.torch_version:<14} depth {depth} d_model {d_model:<4} "
                 f"{kind:<16} {cell.windows_per_s:8.1f} windows/s "
-                f"({cell.steps} steps, {cell.seconds:.1f} s)",
+                f"({cell.clean_steps}/{cell.steps} undisturbed steps, {cell.seconds:.1f} s)",
                 file=sys.stderr,
                 flush=True,
             )
@@ -267,6 +286,7 @@ def versions() -> dict[str, str]:
 
 
 def _tsai_in_process() -> bool:
+    """Whether TSTPlus imports in this interpreter."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -299,6 +319,7 @@ def run_worker(
 
 
 def _worker_main(spec_json: str) -> None:
+    """Entry point of a sub-run: measure the cells of ``spec_json``, print them as JSON."""
     spec = json.loads(spec_json)
     s = Settings(**spec["settings"])
     grid = [tuple(g) for g in spec["grid"]]
@@ -363,6 +384,7 @@ def git_revision() -> str:
 
 
 def _fmt(x: float | None) -> str:
+    """Windows/s for the table (``n/a`` when not measured)."""
     return "n/a" if x is None else f"{x:,.0f}"
 
 
@@ -443,6 +465,7 @@ def write_csv(path: Path, rows: list[tuple[str, Cell]], s: Settings) -> None:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Command-line options (see ``--help``)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--depths", type=int, nargs="+", help="default: 1 2 4 8 (quick: 1 2)")
     p.add_argument("--d-models", type=int, nargs="+", help="default: 64 128 (quick: 64)")
@@ -454,8 +477,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--max-seconds",
         type=float,
-        default=30.0,
-        help=f"cap on timed seconds of a slow cell (kept to >= {MIN_SLOW_STEPS} steps)",
+        help="cap on the timed seconds of a slow or disturbed cell (default 30; quick: 5)",
     )
     p.add_argument("--threads", type=int, default=os.cpu_count(), help="torch threads")
     p.add_argument(
@@ -482,6 +504,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
+    """Settings from the command line; ``--quick`` shortens the defaults."""
     q = args.quick
     return Settings(
         batch_size=args.batch_size,
@@ -490,7 +513,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         seconds=args.seconds if args.seconds is not None else (0.2 if q else 2.0),
         min_steps=args.min_steps if args.min_steps is not None else (2 if q else 20),
         warmup=args.warmup if args.warmup is not None else (1 if q else 3),
-        max_seconds=args.max_seconds,
+        max_seconds=args.max_seconds if args.max_seconds is not None else (5.0 if q else 30.0),
         tstplus_attn_dropout=args.tstplus_attn_dropout,
     )
 
@@ -552,6 +575,7 @@ def run_all(
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark, print the Markdown report and write it (and the CSV) to ``--out``."""
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     if args.worker:
@@ -565,10 +589,14 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(s.threads)
     load_before = os.getloadavg()[0]
-    if load_before > 0.5:
+    c0 = cpu_seconds()
+    time.sleep(1.0)
+    busy_before = _foreign_seconds(c0, cpu_seconds())  # others' CPU seconds in that second
+    busy_before = None if busy_before is None else busy_before / (os.cpu_count() or 1)
+    if busy_before is not None and busy_before > 0.1:
         print(
-            f"WARNING: load average {load_before:.2f}: other processes are using the CPU; "
-            "with one thread per core, timings degrade badly under contention.",
+            f"WARNING: other processes use {busy_before:.0%} of the CPU: with one thread per "
+            "core, timings degrade badly under contention (disturbed steps are discarded).",
             file=sys.stderr,
         )
     started, cpu_before = time.perf_counter(), cpu_seconds()
@@ -591,7 +619,12 @@ def main(argv: list[str] | None = None) -> int:
         f"Machine: {m['cpu']}, {m['cores']} logical cores, {m['os']}; torch threads: "
         f"{s.threads}; load average (1 min) before / after: {load_before:.2f} / "
         f"{load_after:.2f}"
-        + ("" if foreign is None else f"; CPU used by other processes meanwhile: {foreign:.0%}"),
+        + (
+            ""
+            if foreign is None or busy_before is None
+            else f"; CPU used by other processes: {busy_before:.0%} in the second before, "
+            f"{foreign:.0%} during the run"
+        ),
         f"Comparison columns: torch {main_torch}"
         + (f", tsai {tsai_v['tsai']}" if tsai_v and has_tst else ", tsai not available")
         + f"; medspt {here['medspt']} (checkout {git_revision()}), Python {here['python']}",
@@ -601,8 +634,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{-(-N_STEPS // s.patch_len)} tokens, TSTPlus {N_STEPS} tokens",
         "Step = forward + loss + backward + clip_grad_norm(1.0) + AdamW (lr 1e-3, wd 0.01); "
         f"{s.warmup} warm-up steps excluded; timed ≥ {s.seconds:g} s and ≥ {s.min_steps} "
-        f"steps per cell, slow cells stopped after {s.max_seconds:g} s with ≥ "
-        f"{MIN_SLOW_STEPS} steps (see CSV); windows/s = timed windows / timed seconds",
+        f"undisturbed steps per cell (slow cells: stopped after {s.max_seconds:g} s); "
+        "steps during which other processes took CPU time are discarded; "
+        "windows/s = counted windows / counted seconds",
         "medspt pretrain = span mask (ratio 0.15, mean span 3, drawn inside the step) + "
         "reconstruction + masked MSE. TSTPlus: tsai defaults otherwise (post-norm BatchNorm, "
         f"residual attention, flatten head), dropout {s.dropout} also on the head, "
@@ -611,22 +645,24 @@ def main(argv: list[str] | None = None) -> int:
         f"Total benchmark time: {elapsed:.0f} s",
     ]
     disturbed = [
-        f"{c.kind} depth {c.depth} d_model {c.d_model}"
-        + ("" if c.other_cpu is None else f" ({c.other_cpu:.0%} CPU to others)")
-        for c in main_cells + ref_cells
-        if (c.other_cpu or 0.0) > 0.05 or (c.max_step_ms > 2.0 * c.median_step_ms and c.steps >= 5)
+        f"{role} {c.kind} depth {c.depth} d_model {c.d_model} ({c.clean_steps}/{c.steps} "
+        f"undisturbed steps, max/median step {c.max_step_ms / c.median_step_ms:.1f})"
+        for role, cells in (("comparison", main_cells), ("reference", ref_cells))
+        for c in cells
+        if c.clean_steps < min(s.min_steps, MIN_SLOW_STEPS)
+        or c.max_step_ms > 2.0 * c.median_step_ms
     ]
     if disturbed:
         notes.append(
-            "possibly disturbed cells (other processes used > 5 % of the CPU while timing, or "
-            "max step time > 2 × median): " + "; ".join(disturbed)
+            "possibly disturbed cells (too few undisturbed steps, or max step time > 2 × "
+            "median): " + "; ".join(disturbed)
         )
-    if load_before > 0.5:
-        notes.append(f"the machine was not idle at the start (load {load_before:.2f}).")
+    if busy_before is not None and busy_before > 0.1:
+        notes.append(f"the machine was not idle at the start ({busy_before:.0%} CPU busy).")
     if foreign is not None and foreign > 0.05:
         notes.append(
-            f"other processes used {foreign:.0%} of the CPU during the run: timings are "
-            "disturbed, rerun on an idle machine."
+            f"other processes used {foreign:.0%} of the CPU during the run; steps they "
+            "disturbed were discarded (CSV: clean_steps vs steps), but an idle machine is safer."
         )
     key = lambda c: (c.depth, c.d_model, c.kind)  # noqa: E731
     report = render(
