@@ -1,13 +1,19 @@
 """Hierarchical attention: a non-causal adaptation of Lighthouse Attention.
 
-Every token is scored per head without gradient; a pyramid of pooled ``q, k, v`` is built
-(level ``l`` averages windows of ``pool**l`` tokens); the top-``topk`` entries of each level
-are refined into their children, the rest stay coarse. The emitted entries form a partition
-of the non-padding positions; ordinary ``scaled_dot_product_attention`` runs on them and each
-entry's output is broadcast back to the positions it covers.
+Every token is scored per head without gradient (``‖q‖₂ + ‖k‖₂``); a pyramid of max-pooled
+scores is built (level ``l`` covers windows of ``pool**l`` tokens). The sequence is cut into
+*tiles* of ``tile`` coarsest entries; inside each tile the ``topk`` best entries of each
+level are refined into their children and the rest stay coarse. The emitted entries form a
+partition of the non-padding positions. Each entry's ``q, k, v`` is the mean of its
+non-padding tokens; ordinary ``scaled_dot_product_attention`` runs over the entries, and
+each entry's output is broadcast back to the positions it covers.
 
-This module is the pure-torch reference. The index build lives in :func:`select_partition`
-so that faster kernels can replace it without touching pooling, gather or scatter.
+The index build (selection and the position → entry map) has three implementations with
+one interface, :func:`select_partition`: a pure-torch reference (``impl="torch"``), Numba
+CPU kernels (``"numba"``) and Numba CUDA kernels (``"cuda"``), see :mod:`medspt.kernels`.
+``impl="auto"`` takes the CUDA kernels for CUDA tensors and the Numba CPU kernels
+otherwise. All three return identical indices. Pooling, gather and scatter are torch
+operations, so gradients flow through them; selection carries none.
 
 Importing ``medspt.attention`` registers the module under the name ``"hierarchical"``, so
 ``ModelConfig(attention="hierarchical")`` works once this module has been imported.
@@ -15,6 +21,7 @@ Importing ``medspt.attention`` registers the module under the name ``"hierarchic
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import torch
@@ -23,42 +30,65 @@ import torch.nn.functional as F
 
 from medspt.model import register_attention
 
-__all__ = ["HierarchicalAttention", "Partition", "select_partition", "token_scores"]
+__all__ = [
+    "HierarchicalAttention",
+    "IMPLEMENTATIONS",
+    "Partition",
+    "select_partition",
+    "token_scores",
+]
+
+IMPLEMENTATIONS = ("auto", "torch", "numba", "cuda")
 
 
 class Partition(NamedTuple):
-    """Emitted entries per ``(batch, head)``, packed densely.
+    """Emitted entries per ``(batch, head)``, in order of position, packed densely.
 
     ``level_idx`` and ``pos_idx`` are ``(B, H, S)`` long tensors: slot ``s`` holds the entry
     at pyramid level ``level_idx`` with index ``pos_idx`` inside that level (it covers tokens
     ``pos_idx * pool**level_idx`` up to, not including, ``(pos_idx + 1) * pool**level_idx``).
     Slots at or beyond ``counts[b, h]`` are unused and hold ``-1`` in both tensors.
-    ``counts`` is ``(B, H)``: the number of emitted entries. ``S = counts.max()``.
+    ``counts`` is ``(B, H)``: the number of emitted entries; ``S = counts.max()``.
+    ``slot`` is ``(B, H, Np)``: the slot covering each position of the sequence padded to a
+    multiple of ``pool**(levels-1)``, or ``-1`` at padding.
     """
 
     level_idx: torch.Tensor
     pos_idx: torch.Tensor
     counts: torch.Tensor
+    slot: torch.Tensor
 
 
-def _padded_length(n: int, levels: int, pool: int) -> int:
-    w = pool ** (levels - 1)
-    return -(-n // w) * w
+def _check(levels: int, pool: int, topk: int, tile: int | None = None, impl: str = "auto"):
+    def whole(v) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
 
-
-def _check(levels: int, pool: int, topk: int) -> None:
-    if levels < 1:
-        raise ValueError(f"levels must be at least 1, got {levels!r}")
-    if pool < 2:
-        raise ValueError(f"pool must be at least 2, got {pool!r}")
-    if topk < 0:
-        raise ValueError(f"topk must be non-negative, got {topk!r}")
+    if not whole(levels) or levels < 1:
+        raise ValueError(f"levels must be an integer >= 1, got {levels!r}")
+    if not whole(pool) or pool < 2:
+        raise ValueError(f"pool must be an integer >= 2, got {pool!r}")
+    if not whole(topk) or topk < 0:
+        raise ValueError(f"topk must be a non-negative integer, got {topk!r}")
+    if tile is not None and (not whole(tile) or tile < 1):
+        raise ValueError(f"tile must be a positive integer or None, got {tile!r}")
+    if impl not in IMPLEMENTATIONS:
+        raise ValueError(f"impl must be one of {IMPLEMENTATIONS}, got {impl!r}")
 
 
 @torch.no_grad()
 def token_scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     """Per-token, per-head importance ``‖q‖₂ + ‖k‖₂`` of shape ``(B, H, N)`` (no gradient)."""
     return torch.linalg.vector_norm(q, dim=-1) + torch.linalg.vector_norm(k, dim=-1)
+
+
+def _resolve_impl(impl: str, t: torch.Tensor) -> str:
+    if impl != "auto":
+        return impl
+    from medspt import kernels
+
+    if t.is_cuda:
+        return "cuda" if kernels.cuda_usable(t) else "torch"
+    return "numba"
 
 
 @torch.no_grad()
@@ -68,87 +98,112 @@ def select_partition(
     levels: int,
     pool: int,
     topk: int,
+    tile: int | None = None,
+    impl: str = "auto",
 ) -> Partition:
     """Choose which pyramid entries to attend over.
 
-    Args:
-        scores: ``(B, H, N)`` token scores (larger = more important).
-        pad_mask: ``(B, N)`` bool, True = padding, or None.
-        levels: number of pyramid levels (1 = tokens only).
-        pool: pooling factor between consecutive levels.
-        topk: entries refined per level and per ``(batch, head)``.
+    Parameters
+    ----------
+    scores : Tensor of shape (B, H, N)
+        Token scores (larger = more important).
+    pad_mask : Tensor of shape (B, N) or None
+        True marks padding.
+    levels : int
+        Number of pyramid levels (1 = tokens only).
+    pool : int
+        Pooling factor between consecutive levels.
+    topk : int
+        Entries refined per level, per tile and per ``(batch, head)``.
+    tile : int or None
+        Tile width in coarsest-level entries (``tile * pool**(levels-1)`` tokens); None =
+        the whole sequence is one tile.
+    impl : {"auto", "torch", "numba", "cuda"}
+        Implementation of the index build; all give identical results.
 
-    Starting from all entries of the coarsest level, the ``topk`` highest-scoring active
-    entries of each level are replaced by their (non-padding) children at the next finer
-    level; the others are emitted at their level. A window's score is the max over its
-    non-padding tokens. The sequence end is padded to a multiple of ``pool**(levels-1)``;
-    entries covering padding only are never emitted. The result is a partition: every
-    non-padding position is covered by exactly one emitted entry, and
-    ``counts <= ceil(N / pool**(levels-1)) + (levels-1) * (pool-1) * topk``.
+    Notes
+    -----
+    The sequence end is padded to a multiple of ``pool**(levels-1)``. A window's score is
+    the max over its non-padding tokens; entries covering padding only are never active.
+    Inside each tile, from the coarsest level down, the ``topk`` highest-scoring active
+    entries (ties: lower index) are replaced by their non-padding children; the others are
+    emitted at their level. Every non-padding position is covered by exactly one emitted
+    entry, and per tile at most ``tile + (levels-1) * (pool-1) * topk`` entries are emitted.
 
-    Returns:
-        :class:`Partition` ``(level_idx, pos_idx, counts)``.
+    Returns
+    -------
+    Partition
     """
-    _check(levels, pool, topk)
+    _check(levels, pool, topk, tile, impl)
     B, H, N = scores.shape
-    device = scores.device
-    Np = _padded_length(N, levels, pool)
-    valid = torch.ones(B, N, dtype=torch.bool, device=device)
+    valid = torch.ones(B, N, dtype=torch.bool, device=scores.device)
     if pad_mask is not None:
-        valid = ~pad_mask.to(device=device, dtype=torch.bool)
-    valid = F.pad(valid, (0, Np - N), value=False)  # (B, Np)
-    s = F.pad(scores.float(), (0, Np - N))
-    s = s.masked_fill(~valid[:, None, :], float("-inf"))  # (B, H, Np)
+        if pad_mask.shape != (B, N):
+            raise ValueError(f"pad_mask must have shape {(B, N)}, got {tuple(pad_mask.shape)}")
+        valid = ~pad_mask.to(device=scores.device, dtype=torch.bool)
+    impl = _resolve_impl(impl, scores)
+    if impl == "torch":
+        return _select_torch(scores, valid, levels, pool, topk, tile)
+    from medspt import kernels
 
-    # level scores and validity: (B, H, M_l) and (B, 1, M_l)
-    lvl_score, lvl_valid = [], []
-    for lvl in range(levels):
-        w = pool**lvl
-        lvl_score.append(s.view(B, H, Np // w, w).amax(-1))
-        lvl_valid.append(valid.view(B, 1, Np // w, w).any(-1))
+    build = kernels.build_index_numba if impl == "numba" else kernels.build_index_cuda
+    dev = scores.device
+    out = build(scores, valid, levels, pool, topk, tile)
+    return Partition(*(t.to(dev) for t in out))
+
+
+def _select_torch(scores, valid, levels, pool, topk, tile) -> Partition:
+    """Pure-torch reference of the index build, vectorized over batch, heads and tiles."""
+    B, H, N = scores.shape
+    dev = scores.device
+    w_top = pool ** (levels - 1)
+    Np = -(-N // w_top) * w_top
+    sizes = [Np // pool**lv for lv in range(levels)]
+    tile = sizes[-1] if tile is None else max(1, min(tile, sizes[-1]))
+    n_tiles = -(-sizes[-1] // tile)
+    vpad = F.pad(valid, (0, Np - N), value=False)  # (B, Np)
+    s = torch.nan_to_num(scores.float(), nan=0.0, posinf=3.0e38)
+    s = F.pad(s, (0, Np - N)).masked_fill(~vpad[:, None, :], -math.inf)  # (B, H, Np)
+    lvl_score = [s.view(B, H, Np // pool**lv, pool**lv).amax(-1) for lv in range(levels)]
 
     emitted = [None] * levels
-    active = lvl_valid[-1].expand(B, H, -1).clone()
-    for lvl in range(levels - 1, 0, -1):
-        sc = lvl_score[lvl].masked_fill(~active, float("-inf"))
-        kk = min(topk, sc.shape[-1])
-        refine = torch.zeros_like(active)
+    active = torch.isfinite(lvl_score[-1])
+    for lv in range(levels - 1, 0, -1):
+        span = tile * pool ** (levels - 1 - lv)  # entries of this level per tile
+        sc = lvl_score[lv].masked_fill(~active, -math.inf)
+        sc = F.pad(sc, (0, n_tiles * span - sizes[lv]), value=-math.inf)
+        sc = sc.view(B, H, n_tiles, span)
+        kk = min(topk, span)
+        refine = torch.zeros_like(sc, dtype=torch.bool)
         if kk > 0:
-            top_val, top_idx = sc.topk(kk, dim=-1)
-            refine.scatter_(-1, top_idx, torch.isfinite(top_val))
-        refine &= active
-        emitted[lvl] = active & ~refine
-        active = refine.repeat_interleave(pool, dim=-1) & lvl_valid[lvl - 1]
+            # stable sort of -score: ties keep the lower index first, like the kernels
+            order = torch.argsort(-sc, dim=-1, stable=True)[..., :kk]
+            refine.scatter_(-1, order, torch.isfinite(sc.gather(-1, order)))
+        refine = refine.view(B, H, -1)[..., : sizes[lv]] & active
+        emitted[lv] = active & ~refine
+        active = refine.repeat_interleave(pool, dim=-1) & torch.isfinite(lvl_score[lv - 1])
     emitted[0] = active
 
-    # pack: concatenate levels, move emitted entries to the front (stable)
-    em = torch.cat(emitted, dim=-1)  # (B, H, E)
-    sizes = [e.shape[-1] for e in emitted]
-    reps = torch.tensor(sizes, device=device)
-    lvl_of = torch.repeat_interleave(torch.arange(levels, device=device), reps)
-    pos_of = torch.cat([torch.arange(m, device=device) for m in sizes])
-    counts = em.sum(-1)
+    # entries in position order: mark each emitted entry's first position, count up
+    starts = torch.zeros(B, H, Np, dtype=torch.long, device=dev)
+    covered = torch.zeros(B, H, Np, dtype=torch.bool, device=dev)
+    for lv, em in enumerate(emitted):
+        w = pool**lv
+        starts.view(B, H, sizes[lv], w)[..., 0] += em
+        covered |= em.repeat_interleave(w, dim=-1)
+    rank = starts.cumsum(-1) - 1  # (B, H, Np): slot of the entry covering each position
+    counts = starts.sum(-1)
     S = int(counts.max()) if counts.numel() else 0
-    order = torch.argsort((~em).to(torch.int8), dim=-1, stable=True)[..., :S]
-    used = torch.arange(S, device=device) < counts[..., None]
-    level_idx = torch.where(used, lvl_of[order], -1)
-    pos_idx = torch.where(used, pos_of[order], -1)
-    return Partition(level_idx, pos_idx, counts)
+    slot = torch.where(covered & vpad[:, None, :], rank, -1)
 
-
-def _pyramid(x: torch.Tensor, valid: torch.Tensor, levels: int, pool: int) -> torch.Tensor:
-    """Masked window means of ``x (B, H, Np, D)`` for every level, concatenated on dim 2."""
-    B, H, Np, D = x.shape
-    out = []
-    for lvl in range(levels):
-        w = pool**lvl
-        if w == 1:
-            out.append(x)
-            continue
-        m = valid.view(B, 1, Np // w, w, 1).to(x.dtype)
-        num = (x.view(B, H, Np // w, w, D) * m).sum(3)
-        out.append(num / m.sum(3).clamp_min(1.0))
-    return torch.cat(out, dim=2)
+    level_idx = torch.full((B, H, S + 1), -1, dtype=torch.long, device=dev)
+    pos_idx = torch.full((B, H, S + 1), -1, dtype=torch.long, device=dev)
+    for lv, em in enumerate(emitted):
+        w = pool**lv
+        dst = torch.where(em, rank.view(B, H, sizes[lv], w)[..., 0], S)  # S = discard slot
+        level_idx.scatter_(-1, dst, torch.full_like(dst, lv))
+        pos_idx.scatter_(-1, dst, torch.arange(sizes[lv], device=dev).expand_as(dst))
+    return Partition(level_idx[..., :S], pos_idx[..., :S], counts, slot)
 
 
 class HierarchicalAttention(nn.Module):
@@ -159,58 +214,77 @@ class HierarchicalAttention(nn.Module):
     padding); returns ``(B, H, N, Dh)``. Outputs at padding positions are zero. With
     ``topk`` large enough that every entry is refined down to tokens, the result equals
     full attention. Selection carries no gradient; pooling, gather and scatter do.
+
+    Parameters
+    ----------
+    levels, pool, topk, tile, impl
+        See :func:`select_partition`. The defaults keep at most
+        ``32 + 2·3·4 = 56`` entries per 512 tokens: about 9× fewer than full attention.
+    dropout : float
+        Attention dropout while training.
     """
 
-    def __init__(self, levels: int = 3, pool: int = 4, topk: int = 8, dropout: float = 0.0):
+    def __init__(
+        self,
+        levels: int = 3,
+        pool: int = 4,
+        topk: int = 4,
+        tile: int | None = 32,
+        impl: str = "auto",
+        dropout: float = 0.0,
+    ):
         super().__init__()
-        _check(levels, pool, topk)
-        self.levels, self.pool, self.topk = levels, pool, topk
+        _check(levels, pool, topk, tile, impl)
+        self.levels, self.pool, self.topk, self.tile, self.impl = levels, pool, topk, tile, impl
         self.dropout = dropout
 
     def extra_repr(self) -> str:
-        return f"levels={self.levels}, pool={self.pool}, topk={self.topk}, dropout={self.dropout}"
+        return (
+            f"levels={self.levels}, pool={self.pool}, topk={self.topk}, tile={self.tile}, "
+            f"impl={self.impl!r}, dropout={self.dropout}"
+        )
 
     def forward(self, q, k, v, key_padding_mask=None):
+        # q, k, v: (B, H, N, Dh); key_padding_mask: (B, N), True = padding
         B, H, N, Dh = q.shape
-        L, p = self.levels, self.pool
-        part = select_partition(token_scores(q, k), key_padding_mask, L, p, self.topk)
-        Np = _padded_length(N, L, p)
-        valid = torch.ones(B, N, dtype=torch.bool, device=q.device)
-        if key_padding_mask is not None:
-            valid = ~key_padding_mask.to(device=q.device, dtype=torch.bool)
-        valid = F.pad(valid, (0, Np - N), value=False)
-
-        # offsets of each level inside the concatenated pyramid
-        sizes = [Np // p**lvl for lvl in range(L)]
-        offsets = torch.tensor([0] + sizes[:-1], device=q.device).cumsum(0)
-        used = part.level_idx >= 0  # (B, H, S)
-        entry = torch.where(used, offsets[part.level_idx.clamp_min(0)] + part.pos_idx, 0)
-        S = entry.shape[-1]
+        part = select_partition(
+            token_scores(q, k),
+            key_padding_mask,
+            self.levels,
+            self.pool,
+            self.topk,
+            self.tile,
+            self.impl,
+        )
+        S = part.level_idx.shape[-1]
         if S == 0:  # nothing but padding
             return q.new_zeros(B, H, N, Dh) + 0.0 * (q.sum() + k.sum() + v.sum())
+        slot = part.slot[..., :N]  # (B, H, N); positions past N are padding
+        dump = torch.where(slot >= 0, slot, S)  # padding goes to a discarded extra slot
+        idx = dump[..., None].expand(B, H, N, Dh)
+        n_tok = torch.zeros(B, H, S + 1, dtype=q.dtype, device=q.device)
+        n_tok.scatter_add_(-1, dump, torch.ones_like(dump, dtype=q.dtype))
+        n_tok = n_tok[..., :S, None].clamp_min(1.0)  # (B, H, S, 1)
 
-        idx = entry[..., None].expand(B, H, S, Dh)
-        qs, ks, vs = (
-            _pyramid(F.pad(t, (0, 0, 0, Np - N)), valid, L, p).gather(2, idx) for t in (q, k, v)
-        )
-        # rows with nothing emitted (fully padded) attend to slot 0 to stay finite; discarded
-        keep = used | (part.counts == 0)[..., None]
+        def entry_mean(t):  # (B, H, N, Dh) -> (B, H, S, Dh): mean of each entry's tokens
+            z = t.new_zeros(B, H, S + 1, Dh).scatter_add(2, idx, t)
+            return z[:, :, :S] / n_tok
+
+        qs, ks, vs = entry_mean(q), entry_mean(k), entry_mean(v)
+        # unused slots are masked as keys; rows with nothing emitted attend to slot 0 to
+        # stay finite (their output is discarded)
+        keep = torch.arange(S, device=q.device) < part.counts[..., None]
+        keep |= (part.counts == 0)[..., None]
         dp = self.dropout if self.training else 0.0
-        mask = keep[:, :, None, :]
-        out = F.scaled_dot_product_attention(qs, ks, vs, attn_mask=mask, dropout_p=dp)
-
-        # slot covering each position: per level, entry -> slot, broadcast to its tokens
-        slot = torch.full((B, H, Np), -1, dtype=torch.long, device=q.device)
-        slot_ids = torch.arange(S, device=q.device).expand(B, H, S)
-        for lvl in range(L):
-            here = used & (part.level_idx == lvl)
-            m = torch.full((B, H, sizes[lvl] + 1), -1, dtype=torch.long, device=q.device)
-            m.scatter_(-1, torch.where(here, part.pos_idx, sizes[lvl]), slot_ids)
-            slot = torch.maximum(slot, m[..., :-1].repeat_interleave(p**lvl, dim=-1))
-        covered = (slot >= 0) & valid[:, None, :]
-        y = out.gather(2, slot.clamp_min(0)[..., None].expand(B, H, Np, Dh))
-        y = y * covered[..., None].to(y.dtype)
-        return y[:, :, :N]
+        out = F.scaled_dot_product_attention(
+            qs, ks, vs, attn_mask=keep[:, :, None, :], dropout_p=dp
+        )  # (B, H, S, Dh)
+        y = out.gather(2, slot.clamp_min(0)[..., None].expand(B, H, N, Dh))
+        return y * (slot >= 0)[..., None].to(y.dtype)  # (B, H, N, Dh), zero at padding
 
 
-register_attention("hierarchical", lambda cfg: HierarchicalAttention(dropout=cfg.dropout))
+def _from_config(cfg) -> HierarchicalAttention:
+    return HierarchicalAttention(**{"dropout": cfg.dropout, **(cfg.attention_options or {})})
+
+
+register_attention("hierarchical", _from_config)

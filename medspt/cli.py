@@ -61,6 +61,18 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mean-span", type=float, default=3.0)
     p.add_argument("--pretrain-epochs", type=int, default=20)
     p.add_argument("--epochs", type=int, default=30)
+    p.add_argument(
+        "--attention",
+        default="full",
+        choices=("full", "hierarchical"),
+        help="hierarchical: about linear cost in the number of tokens, for long windows",
+    )
+    p.add_argument(
+        "--recover-epochs",
+        type=int,
+        default=0,
+        help="with --attention hierarchical: epochs of full attention that end training",
+    )
     p.add_argument("--device", default="auto")
     p.add_argument("--seed", type=int, default=0)
 
@@ -74,6 +86,8 @@ def _model_params(a) -> dict:
         mean_span=a.mean_span,
         pretrain_epochs=a.pretrain_epochs,
         epochs=a.epochs,
+        attention=a.attention,
+        recover_epochs=a.recover_epochs,
         device=a.device,
     )
 

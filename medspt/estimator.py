@@ -73,8 +73,20 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
     dropout : float, default=0.1
     positional : {"learned", "sinusoidal", "none"}, default="learned"
     pooling : {"mean", "cls"}, default="mean"
-    attention : {"full"}, default="full"
-        Attention module; more kinds can be registered in :mod:`medspt.model`.
+    attention : {"full", "hierarchical"}, default="full"
+        Attention module. ``"hierarchical"`` attends over a pooled pyramid of tokens
+        (:class:`medspt.attention.HierarchicalAttention`): cost grows about linearly with
+        the number of tokens, for long windows. More kinds can be registered in
+        :mod:`medspt.model`.
+    attention_options : dict, optional
+        Keyword arguments of the attention module, e.g. ``{"topk": 8, "tile": 16}``.
+    recover_epochs : int, default=0
+        With ``attention="hierarchical"``: epochs of *full* attention (same weights) that
+        end training, as in Lighthouse Attention; the fitted model then predicts with full
+        attention. 0 keeps hierarchical attention throughout.
+    hierarchical_stages : {"all", "pretrain"}, default="all"
+        Where hierarchical attention is used: ``"all"`` (recovery ends fine-tuning), or
+        ``"pretrain"`` only (recovery ends pretraining; fine-tuning uses full attention).
     pretrain : bool, default=True
         Self-pretrain with masked reconstruction before fine-tuning.
     masking : {"random", "span", "channel", "block"} or callable, default="span"
@@ -123,6 +135,8 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         ``{"pretrain": [...], "finetune": [...]}``, one dict per epoch.
     best_epoch_ : dict
         Chosen epoch of each stage.
+    attention_ : str
+        Attention the fitted model predicts with (``"full"`` after recovery epochs).
     mean_, std_ : ndarray of shape (C,)
         Per-channel normalization statistics from the training windows.
     n_features_in_ : int
@@ -144,6 +158,9 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         positional: str = "learned",
         pooling: str = "mean",
         attention: str = "full",
+        attention_options: dict | None = None,
+        recover_epochs: int = 0,
+        hierarchical_stages: str = "all",
         pretrain: bool = True,
         masking="span",
         mask_ratio: float = 0.15,
@@ -173,6 +190,9 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         self.positional = positional
         self.pooling = pooling
         self.attention = attention
+        self.attention_options = attention_options
+        self.recover_epochs = recover_epochs
+        self.hierarchical_stages = hierarchical_stages
         self.pretrain = pretrain
         self.masking = masking
         self.mask_ratio = mask_ratio
@@ -219,6 +239,20 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             pos_int(name)
         pos_int("epochs")
         pos_int("pretrain_epochs", 0)
+        pos_int("recover_epochs", 0)
+        need(
+            self.hierarchical_stages in ("all", "pretrain"),
+            f"hierarchical_stages must be 'all' or 'pretrain', got {self.hierarchical_stages!r}",
+        )
+        need(
+            self.attention_options is None or isinstance(self.attention_options, dict),
+            f"attention_options must be a dict or None, got {self.attention_options!r}",
+        )
+        need(
+            self.recover_epochs == 0 or self.attention != "full",
+            "recover_epochs > 0 needs attention='hierarchical' (or another non-full "
+            f"attention), got attention={self.attention!r}",
+        )
         need(
             self.d_model % self.n_heads == 0,
             f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})",
@@ -399,7 +433,9 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             positional=self.positional,
             pooling=self.pooling,
             attention=self.attention,
+            attention_options=self.attention_options,
         )
+        cfg.validate()
         torch.manual_seed(seed)
         self.model_ = SPTTransformer(cfg)
         train_kw = dict(
@@ -413,10 +449,16 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             seed=seed,
             verbose=bool(self.verbose),
         )
-        self.history_ = {"pretrain": [], "finetune": []}
-        self.best_epoch_ = {"pretrain": 0, "finetune": 0}
-        if self.pretrain and self.pretrain_epochs > 0:
-            hist, best = pretrain(
+        self.history_ = {"pretrain": [], "finetune": [], "recover": []}
+        self.best_epoch_ = {"pretrain": 0, "finetune": 0, "recover": 0}
+        # Two-stage schedule: the stage that ends hierarchical attention finishes with
+        # `recover_epochs` of full attention on the same weights.
+        pretraining = bool(self.pretrain and self.pretrain_epochs > 0)
+        hier_only_pretrain = self.hierarchical_stages == "pretrain" and pretraining
+        recover = int(self.recover_epochs) if self.attention != "full" else 0
+
+        def run_pretrain(epochs: int):
+            return pretrain(
                 self.model_,
                 Xtr,
                 X_val=Xva,
@@ -424,22 +466,40 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
                 mask_ratio=float(self.mask_ratio),
                 mean_span=float(self.mean_span),
                 channel_groups=channel_groups,
-                config=TrainConfig(epochs=int(self.pretrain_epochs), **train_kw),
+                config=TrainConfig(epochs=epochs, **train_kw),
             )
-            self.history_["pretrain"], self.best_epoch_["pretrain"] = hist, best
+
         weight = self._class_weights(y_enc[tr])
-        hist, best = finetune(
-            self.model_,
-            Xtr,
-            ytr,
-            X_val=Xva,
-            y_val=yva,
-            class_weight=weight,
-            linear_probe=bool(self.linear_probe and self.pretrain),
-            config=TrainConfig(epochs=int(self.epochs), **train_kw),
-            desc="finetune" if self.pretrain else "scratch",
-        )
+
+        def run_finetune(epochs: int, desc: str):
+            return finetune(
+                self.model_,
+                Xtr,
+                ytr,
+                X_val=Xva,
+                y_val=yva,
+                class_weight=weight,
+                linear_probe=bool(self.linear_probe and self.pretrain),
+                config=TrainConfig(epochs=epochs, **train_kw),
+                desc=desc,
+            )
+
+        if pretraining:
+            hist, best = run_pretrain(int(self.pretrain_epochs))
+            self.history_["pretrain"], self.best_epoch_["pretrain"] = hist, best
+            if hier_only_pretrain:
+                if recover:
+                    self.model_.set_attention("full")
+                    hist, best = run_pretrain(recover)
+                    self.history_["recover"], self.best_epoch_["recover"] = hist, best
+                self.model_.set_attention("full")
+        hist, best = run_finetune(int(self.epochs), "finetune" if self.pretrain else "scratch")
         self.history_["finetune"], self.best_epoch_["finetune"] = hist, best
+        if recover and not hier_only_pretrain:
+            self.model_.set_attention("full")
+            hist, best = run_finetune(recover, "recover (full attention)")
+            self.history_["recover"], self.best_epoch_["recover"] = hist, best
+        self.attention_ = self.model_.config.attention
         self.model_.to("cpu").eval()
         self.fit_time_ = time.perf_counter() - t_start
         self.n_train_windows_, self.n_val_windows_ = len(tr), len(va)

@@ -40,6 +40,7 @@ class ModelConfig:
     positional: str = "learned"
     pooling: str = "mean"
     attention: str = "full"
+    attention_options: dict | None = None  # keyword arguments of the attention module
     mlp_ratio: int = 4
 
     @property
@@ -74,6 +75,11 @@ class ModelConfig:
             self.attention in ATTENTION,
             f"attention must be one of {tuple(ATTENTION)}, got {self.attention!r}",
         )
+        need(
+            self.attention_options is None or isinstance(self.attention_options, dict),
+            f"attention_options must be a dict or None, got {self.attention_options!r}",
+        )
+        make_attention(self)  # bad attention options fail here, named
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -102,8 +108,21 @@ ATTENTION: dict[str, Callable[[ModelConfig], nn.Module]] = {"full": FullAttentio
 
 
 def register_attention(name: str, factory: Callable[[ModelConfig], nn.Module]) -> None:
-    """Make ``ModelConfig(attention=name)`` build ``factory(config)`` as attention module."""
+    """Make ``ModelConfig(attention=name)`` build ``factory(config)`` as attention module.
+
+    The factory reads its settings from ``config.attention_options`` (a dict or None)."""
     ATTENTION[name] = factory
+
+
+def make_attention(config: ModelConfig) -> nn.Module:
+    """The attention module ``config`` asks for; bad options raise :class:`InputError`."""
+    try:
+        return ATTENTION[config.attention](config)
+    except (TypeError, ValueError) as e:
+        raise InputError(
+            f"attention={config.attention!r} with attention_options="
+            f"{config.attention_options!r}: {e}"
+        ) from None
 
 
 # --------------------------------------------------------------------------- blocks
@@ -115,7 +134,7 @@ class SelfAttention(nn.Module):
         self.n_heads = config.n_heads
         self.qkv = nn.Linear(config.d_model, 3 * config.d_model)
         self.proj = nn.Linear(config.d_model, config.d_model)
-        self.attend = ATTENTION[config.attention](config)
+        self.attend = make_attention(config)
         self.drop = nn.Dropout(config.dropout)
 
     def forward(self, x, key_padding_mask=None):
@@ -197,6 +216,15 @@ class SPTTransformer(nn.Module):
         if isinstance(m, nn.Linear):
             nn.init.normal_(m.weight, std=0.02)
             nn.init.zeros_(m.bias)
+
+    def set_attention(self, name: str) -> None:
+        """Switch every block to attention ``name`` (e.g. ``"full"`` after hierarchical
+        training); attention modules hold no weights, so the trained weights stay."""
+        if name not in ATTENTION:
+            raise InputError(f"attention must be one of {tuple(ATTENTION)}, got {name!r}")
+        self.config.attention = name
+        for block in self.blocks:
+            block.attn.attend = make_attention(self.config)
 
     def encoder_parameters(self):
         """Everything but the classification head (what pretraining trains)."""

@@ -133,6 +133,7 @@ def load(path):
     except (TypeError, RuntimeError, KeyError) as e:
         raise ModelFileError(f"model file {str(path)!r} does not match its config: {e}") from None
     est.model_ = model.eval()
+    est.attention_ = model.config.attention
     est.classes_ = _classes_from_json(meta["classes"])
     est.channels_ = list(meta["channels"])
     est.n_steps_ = int(meta["n_steps"])

@@ -44,9 +44,11 @@ def plot_accuracy_vs_depth(
 
 
 def plot_history(clf, path) -> Path:
-    """Loss curves of a fitted SPTClassifier: pretraining and fine-tuning side by side."""
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
-    for ax, stage in zip(axes, ("pretrain", "finetune")):
+    """Loss curves of a fitted SPTClassifier: pretraining and fine-tuning side by side,
+    plus the full-attention recovery epochs when there were any."""
+    stages = ["pretrain", "finetune"] + (["recover"] if clf.history_.get("recover") else [])
+    fig, axes = plt.subplots(1, len(stages), figsize=(4.5 * len(stages), 3.5))
+    for ax, stage in zip(axes, stages):
         hist = pd.DataFrame(clf.history_.get(stage, []))
         if hist.empty:
             ax.text(0.5, 0.5, f"no {stage}", ha="center", va="center")
@@ -60,7 +62,8 @@ def plot_history(clf, path) -> Path:
             ax.axvline(best, color="grey", linestyle=":", label=f"chosen epoch {best}")
         ax.set_title(stage)
         ax.set_xlabel("epoch")
-        ax.set_ylabel("masked MSE" if stage == "pretrain" else "cross-entropy")
+        is_mse = stage == "pretrain" or (stage == "recover" and "val_balanced_accuracy" not in hist)
+        ax.set_ylabel("masked MSE" if is_mse else "cross-entropy")
         ax.legend(fontsize=8)
     fig.tight_layout()
     path = Path(path)
