@@ -19,30 +19,16 @@ import datetime as dt
 import gc
 import os
 import platform
-import resource
 import sys
 import time
 import tracemalloc
 from pathlib import Path
 
+from _common import current_rss_mb, peak_rss_mb
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO_ROOT / "benchmarks" / "results" / "load_gaitpd.md"
 TARGET_S, TARGET_GB = 20.0, 2.0
-
-
-def peak_rss_mb() -> float:
-    """Peak resident set size of this process so far, in MiB (Linux reports KiB)."""
-    ru = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return ru / 1024 if sys.platform != "darwin" else ru / 2**20
-
-
-def current_rss_mb() -> float:
-    try:
-        with open("/proc/self/statm") as f:
-            pages = int(f.read().split()[1])
-        return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
-    except OSError:  # not Linux
-        return float("nan")
 
 
 def _command(argv) -> str:

@@ -39,6 +39,7 @@ from types import ModuleType
 
 import torch
 import torch.nn.functional as F
+from _common import git_revision, machine
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO_ROOT / "benchmarks" / "results"
@@ -332,19 +333,6 @@ def _worker_main(spec_json: str) -> None:
     print(RESULT_MARKER + json.dumps({"versions": v, "cells": [asdict(c) for c in cells]}))
 
 
-def machine() -> dict[str, str]:
-    """CPU model, logical cores and load of this machine."""
-    model = platform.processor() or "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cpu": model, "cores": str(os.cpu_count()), "os": platform.platform(terse=True)}
-
-
 def cpu_seconds() -> tuple[float, float] | None:
     """CPU seconds used so far by the whole machine and by this process (children included).
 
@@ -358,26 +346,6 @@ def cpu_seconds() -> tuple[float, float] | None:
     busy = sum(vals) - vals[3] - vals[4]  # all but idle and iowait
     t = os.times()
     return busy / os.sysconf("SC_CLK_TCK"), t.user + t.system + t.children_user + t.children_system
-
-
-def git_revision() -> str:
-    """Short commit of this checkout, with ``+dirty`` for uncommitted changes."""
-    try:
-        rev = subprocess.run(
-            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--", "medspt"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        return rev + (" + uncommitted medspt/ changes" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 # --------------------------------------------------------------------------- report

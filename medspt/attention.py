@@ -284,7 +284,8 @@ class HierarchicalAttention(nn.Module):
 
 
 def _from_config(cfg) -> HierarchicalAttention:
-    return HierarchicalAttention(**{"dropout": cfg.dropout, **(cfg.attention_options or {})})
+    options = {"dropout": cfg.attention_dropout, **(cfg.attention_options or {})}
+    return HierarchicalAttention(**options)
 
 
 register_attention("hierarchical", _from_config)

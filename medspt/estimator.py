@@ -71,6 +71,9 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
     patch_len : int, default=8
         Time steps per token. Patching is what makes training fast.
     dropout : float, default=0.1
+    attn_dropout : float or None, default=None
+        Dropout of the attention weights; None = ``dropout``. On CPU, 0 keeps torch's
+        fused attention kernel: several times faster for windows of hundreds of tokens.
     positional : {"learned", "sinusoidal", "none"}, default="learned"
     pooling : {"mean", "cls"}, default="mean"
     attention : {"full", "hierarchical"}, default="full"
@@ -155,6 +158,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         n_heads: int = 4,
         patch_len: int = 8,
         dropout: float = 0.1,
+        attn_dropout: float | None = None,
         positional: str = "learned",
         pooling: str = "mean",
         attention: str = "full",
@@ -187,6 +191,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         self.n_heads = n_heads
         self.patch_len = patch_len
         self.dropout = dropout
+        self.attn_dropout = attn_dropout
         self.positional = positional
         self.pooling = pooling
         self.attention = attention
@@ -258,6 +263,11 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})",
         )
         need(0 <= self.dropout < 1, f"dropout must lie in [0, 1), got {self.dropout!r}")
+        need(
+            self.attn_dropout is None
+            or (isinstance(self.attn_dropout, (int, float)) and 0 <= self.attn_dropout < 1),
+            f"attn_dropout must lie in [0, 1) or be None, got {self.attn_dropout!r}",
+        )
         need(
             self.positional in POSITIONAL,
             f"positional must be one of {POSITIONAL}, got {self.positional!r}",
@@ -430,6 +440,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             n_heads=int(self.n_heads),
             patch_len=int(self.patch_len),
             dropout=float(self.dropout),
+            attn_dropout=None if self.attn_dropout is None else float(self.attn_dropout),
             positional=self.positional,
             pooling=self.pooling,
             attention=self.attention,

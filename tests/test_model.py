@@ -98,3 +98,15 @@ def test_register_attention_plugs_in():
 def test_config_validation(kw, match):
     with pytest.raises(InputError, match=match):
         _model(**kw)
+
+
+def test_attn_dropout_defaults_to_dropout_and_can_be_switched_off():
+    cfg = ModelConfig(n_channels=2, n_steps=32, n_classes=2, dropout=0.3)
+    assert SPTTransformer(cfg).blocks[0].attn.attend.dropout == 0.3
+    cfg = ModelConfig(n_channels=2, n_steps=32, n_classes=2, dropout=0.3, attn_dropout=0.0)
+    model = SPTTransformer(cfg).train()
+    assert model.blocks[0].attn.attend.dropout == 0.0
+    assert model.blocks[0].mlp.drop.p == 0.3
+    bad = ModelConfig(n_channels=2, n_steps=32, n_classes=2, attn_dropout=1.5)
+    with pytest.raises(InputError, match="attn_dropout must lie in"):
+        bad.validate()

@@ -1,0 +1,83 @@
+"""What the benchmark scripts share: machine and version facts, memory readings."""
+
+from __future__ import annotations
+
+import os
+import platform
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+RESULTS = REPO_ROOT / "benchmarks" / "results"
+
+
+def machine() -> dict[str, str]:
+    """CPU model, logical cores and OS of this machine."""
+    model = platform.processor() or "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpu": model, "cores": str(os.cpu_count()), "os": platform.platform(terse=True)}
+
+
+def git_revision() -> str:
+    """Short commit of this checkout, noting uncommitted changes under ``medspt/``."""
+    try:
+        rev = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--", "medspt"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        return rev + (" + uncommitted medspt/ changes" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process so far, in MiB (Linux reports KiB)."""
+    ru = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return ru / 1024 if sys.platform != "darwin" else ru / 2**20
+
+
+def current_rss_mb() -> float:
+    """Resident set size now, in MiB (NaN off Linux)."""
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except OSError:
+        return float("nan")
+
+
+def reset_peak_rss() -> bool:
+    """Restart the peak-RSS high-water mark at the current RSS (Linux ``clear_refs``)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def high_water_rss_mb() -> float:
+    """Peak RSS since the last :func:`reset_peak_rss` (``VmHWM``), in MiB."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return peak_rss_mb()
