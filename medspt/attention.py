@@ -279,8 +279,9 @@ class HierarchicalAttention(nn.Module):
         out = F.scaled_dot_product_attention(
             qs, ks, vs, attn_mask=keep[:, :, None, :], dropout_p=dp
         )  # (B, H, S, Dh)
-        y = out.gather(2, slot.clamp_min(0)[..., None].expand(B, H, N, Dh))
-        return y * (slot >= 0)[..., None].to(y.dtype)  # (B, H, N, Dh), zero at padding
+        # padding gathers from an appended zero row: one (B, H, N, Dh) tensor, no masking
+        out = torch.cat([out, out.new_zeros(B, H, 1, Dh)], dim=2)
+        return out.gather(2, idx)  # (B, H, N, Dh), zero at padding
 
 
 def _from_config(cfg) -> HierarchicalAttention:
