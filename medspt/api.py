@@ -188,6 +188,41 @@ def _check_folds(folds, groups: np.ndarray, n: int) -> list[tuple[np.ndarray, np
     return out
 
 
+def fit_fold(
+    ws: WindowSet, train_idx: np.ndarray, test_idx: np.ndarray, params: dict
+) -> tuple[dict, SPTClassifier]:
+    """Fit an :class:`SPTClassifier` on one fold's training windows and score its test
+    windows.
+
+    Returns the row of metrics (window counts, accuracy, balanced_accuracy, macro_f1,
+    roc_auc, subject_accuracy, epochs chosen, wall time, training windows per second)
+    and the fitted classifier.
+    """
+    tr, te = np.asarray(train_idx), np.asarray(test_idx)
+    clf = SPTClassifier(**{**params, "verbose": False})
+    t0 = perf_counter()
+    clf.fit(ws.X[tr], ws.classes[ws.y[tr]], groups=ws.groups[tr])
+    wall = perf_counter() - t0
+    proba = clf.predict_proba(ws.X[te])
+    # proba columns follow clf.classes_ (training classes); map to global codes
+    full = np.zeros((len(te), len(ws.classes)))
+    full[:, np.searchsorted(ws.classes, clf.classes_)] = proba
+    metrics = classification_metrics(ws.y[te], full, ws.groups[te])
+    epochs = [r for stage in clf.history_.values() for r in stage]
+    train_s = sum(r["seconds"] for r in epochs)
+    row = {
+        "n_train": len(tr),
+        "n_test": len(te),
+        "n_test_subjects": len(np.unique(ws.groups[te])),
+        **metrics,
+        "pretrain_epochs": len(clf.history_["pretrain"]),
+        "finetune_epoch": clf.best_epoch_["finetune"],
+        "wall_time_s": wall,
+        "windows_per_s": sum(r["windows"] for r in epochs) / train_s if train_s > 0 else np.nan,
+    }
+    return row, clf
+
+
 def evaluate(
     data,
     y=None,
@@ -271,57 +306,88 @@ def evaluate(
     rows = []
     jobs = [(k, c, s) for k in range(len(folds)) for c in configs for s in seeds]
     for k, c, seed in tqdm(jobs, desc="evaluate", disable=not verbose):
-        tr, te = folds[k]
-        est_params = dict(
-            params, depth=c["depth"], pretrain=c["pretrain"], random_state=seed, verbose=False
-        )
+        est_params = dict(params, depth=c["depth"], pretrain=c["pretrain"], random_state=seed)
         if c["masking"] is not None:
             est_params["masking"] = c["masking"]
-        clf = SPTClassifier(**est_params)
-        t0 = perf_counter()
-        clf.fit(ws.X[tr], ws.classes[ws.y[tr]], groups=ws.groups[tr])
-        wall = perf_counter() - t0
-        proba = clf.predict_proba(ws.X[te])
-        # proba columns follow clf.classes_ (training classes); map to global codes
-        full = np.zeros((len(te), len(ws.classes)))
-        full[:, np.searchsorted(ws.classes, clf.classes_)] = proba
-        metrics = classification_metrics(ws.y[te], full, ws.groups[te])
-        hist = clf.history_
-        epochs = [r for stage in hist.values() for r in stage]
-        train_s = sum(r["seconds"] for r in epochs)
-        rows.append(
-            {
-                **{
-                    k2: (v if k2 != "masking" or v is None or isinstance(v, str) else "custom")
-                    for k2, v in c.items()
-                },
-                "seed": seed,
-                "fold": k,
-                "n_train": len(tr),
-                "n_test": len(te),
-                "n_test_subjects": len(np.unique(ws.groups[te])),
-                **metrics,
-                "pretrain_epochs": len(hist["pretrain"]),
-                "finetune_epoch": clf.best_epoch_["finetune"],
-                "wall_time_s": wall,
-                "windows_per_s": sum(r["windows"] for r in epochs) / train_s
-                if train_s > 0
-                else np.nan,
-            }
-        )
+        row, _ = fit_fold(ws, *folds[k], est_params)
+        masking = c["masking"]
+        if masking is not None and not isinstance(masking, str):
+            masking = "custom"
+        rows.append({**c, "masking": masking, "seed": seed, "fold": k, **row})
     return pd.DataFrame(rows)
+
+
+def paired_test(diff: np.ndarray) -> float:
+    """Two-sided Wilcoxon signed-rank p-value of paired differences (1.0 when all are
+    zero, NaN with fewer than 2 pairs)."""
+    from scipy.stats import wilcoxon
+
+    diff = np.asarray(diff, dtype=float)
+    diff = diff[np.isfinite(diff)]
+    if len(diff) < 2:
+        return float("nan")
+    if np.all(diff == 0):
+        return 1.0
+    return float(wilcoxon(diff).pvalue)
 
 
 def summarize(results: pd.DataFrame, metric: str = "balanced_accuracy") -> pd.DataFrame:
     """Mean ± std of ``metric`` per configuration and depth (rows) over folds × seeds,
-    with the gain of each SPT configuration over scratch at the same depth."""
+    with the gain of each configuration over scratch at the same depth and a paired test.
+
+    Pairs are runs with the same depth, fold and seed; ``gain_vs_scratch`` is the mean of
+    the paired differences (the difference of means when rows carry no fold/seed),
+    ``n_pairs`` their number and ``p_value`` the two-sided Wilcoxon signed-rank test on
+    them. Folds share subjects across seeds, so pairs are not fully independent and the
+    p-value is optimistic; read it next to ``n_pairs``.
+    """
     if metric not in results.columns:
         raise InputError(f"metric {metric!r} not in the results; have {list(results.columns)}")
-    g = results.groupby(["depth", "config"])[metric]
+    g = results.groupby(["depth", "config"], sort=False)[metric]
     out = g.agg(["mean", "std", "count"]).reset_index()
-    scratch = out[out["config"] == "scratch"].set_index("depth")["mean"]
-    out["gain_vs_scratch"] = [
-        (m - scratch[d]) if (c != "scratch" and d in scratch.index) else np.nan
-        for d, c, m in zip(out["depth"], out["config"], out["mean"])
-    ]
+    out = out.sort_values(["depth"], kind="stable").reset_index(drop=True)
+    keys = [k for k in ("fold", "seed") if k in results.columns]
+    gains, n_pairs, p_values = [], [], []
+    for d, c, m in zip(out["depth"], out["config"], out["mean"]):
+        scratch = results[(results["depth"] == d) & (results["config"] == "scratch")]
+        if c == "scratch" or scratch.empty:
+            gains.append(np.nan), n_pairs.append(0), p_values.append(np.nan)
+            continue
+        if not keys:
+            gains.append(m - scratch[metric].mean()), n_pairs.append(0)
+            p_values.append(np.nan)
+            continue
+        mine = results[(results["depth"] == d) & (results["config"] == c)]
+        paired = (
+            mine.groupby(keys)[metric]
+            .mean()
+            .to_frame("a")
+            .join(scratch.groupby(keys)[metric].mean().to_frame("b"), how="inner")
+        )
+        diff = (paired["a"] - paired["b"]).to_numpy()
+        gains.append(float(diff.mean()) if len(diff) else np.nan)
+        n_pairs.append(len(diff))
+        p_values.append(paired_test(diff))
+    out["gain_vs_scratch"] = gains
+    out["n_pairs"] = n_pairs
+    out["p_value"] = p_values
     return out
+
+
+def markdown_table(table: pd.DataFrame, metric: str = "balanced_accuracy") -> str:
+    """A :func:`summarize` table as Markdown: mean ± std, runs, gain over scratch, p-value."""
+    lines = [
+        f"| depth | configuration | {metric} (mean ± std) | folds×seeds | gain vs scratch "
+        "| p (paired) |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    for r in table.itertuples():
+        gain = "" if pd.isna(r.gain_vs_scratch) else f"{r.gain_vs_scratch:+.3f}"
+        p = getattr(r, "p_value", np.nan)
+        p = "" if pd.isna(p) else f"{p:.3f} (n={r.n_pairs})"
+        std = 0.0 if pd.isna(r.std) else r.std
+        depth = "–" if pd.isna(r.depth) else int(r.depth)
+        lines.append(
+            f"| {depth} | {r.config} | {r.mean:.3f} ± {std:.3f} | {r.count} | {gain} | {p} |"
+        )
+    return "\n".join(lines) + "\n"

@@ -118,15 +118,9 @@ def _write_results(results: pd.DataFrame, out: Path, metric: str, title: str) ->
 
 
 def _markdown(table: pd.DataFrame, metric: str) -> str:
-    lines = [
-        f"| depth | configuration | {metric} (mean ± std) | folds×seeds | gain vs scratch |",
-        "|---:|---|---:|---:|---:|",
-    ]
-    for r in table.itertuples():
-        gain = "" if pd.isna(r.gain_vs_scratch) else f"{r.gain_vs_scratch:+.3f}"
-        std = 0.0 if pd.isna(r.std) else r.std
-        lines.append(f"| {r.depth} | {r.config} | {r.mean:.3f} ± {std:.3f} | {r.count} | {gain} |")
-    return "\n".join(lines) + "\n"
+    from medspt.api import markdown_table
+
+    return markdown_table(table, metric)
 
 
 def cmd_demo(a) -> int:
@@ -286,6 +280,9 @@ def build_parser() -> argparse.ArgumentParser:
     from medspt.datasets.cli import add_datasets_parser
 
     add_datasets_parser(sub)
+    from medspt.study.cli import add_study_parser
+
+    add_study_parser(sub)
     return parser
 
 

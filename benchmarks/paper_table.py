@@ -1,0 +1,196 @@
+"""The capacity-versus-pretraining table on the real datasets, next to the tsai baselines.
+
+For each protocol (GPD-1 and NE-1; CAM-1 when its signals are present) this runs the grid
+depth × {scratch, SPT with each masking} × seeds as a medspt study (resumable: the studies
+live in ``--storage``, by default a SQLite file under ``benchmarks/results/studies/``,
+which git ignores), then writes ``benchmarks/results/paper_table.md`` with one table per
+protocol: accuracy mean ± std over folds × seeds, the gain of each masking over scratch
+with its paired Wilcoxon p-value, and the tsai baselines scored on the same folds when
+``benchmarks/results/baselines_<protocol>.csv`` exists (``benchmarks/baselines.py``).
+
+    python benchmarks/paper_table.py                                # the full grid (hours)
+    python benchmarks/paper_table.py --depths 1 2 --maskings span block \\
+        --pretrain-epochs 10 --epochs 15                            # a reduced grid
+    python benchmarks/paper_table.py --report-only                  # tables from the studies
+
+Real data is found through ``MEDSPT_DATA`` or ``--root`` (a folder holding ``gaitpdb/``
+and ``noneeg/``); protocols whose data is missing are reported as skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import pandas as pd
+from _common import RESULTS, git_revision, machine
+
+PROTOCOLS = ("GPD-1", "NE-1", "CAM-1")
+
+
+def _available(name: str, root) -> str | None:
+    """None when the protocol's data loads, else why not."""
+    from medspt.datasets.protocols import protocol
+
+    try:
+        protocol(name, root=root)
+    except Exception as e:  # missing folder or files: reported, not fatal
+        return f"{type(e).__name__}: {str(e)[:160]}"
+    return None
+
+
+def _params(args) -> dict:
+    return {
+        "d_model": args.d_model,
+        "n_heads": args.n_heads,
+        "epochs": args.epochs,
+        "pretrain_epochs": args.pretrain_epochs,
+        "batch_size": args.batch_size,
+    }
+
+
+def _section(name: str, study, baselines: pd.DataFrame | None, metric: str) -> list[str]:
+    from medspt.api import markdown_table
+    from medspt.study import capacity_table, results_frame
+
+    res = results_frame(study)
+    if res.empty:
+        return [f"## {name}", "", "No completed cells yet.", ""]
+    table = capacity_table(res, metric)
+    attrs = study.user_attrs.get("medspt", {})
+    lines = [
+        f"## {name}",
+        "",
+        f"{attrs.get('n_folds')} subject-wise folds (the protocol's), seeds "
+        f"{attrs['grid']['seeds']}; {metric.replace('_', ' ')} on held-out subjects, mean ± "
+        "std over folds × seeds; gain = mean paired difference to scratch (same depth, "
+        "fold, seed), p = two-sided Wilcoxon signed-rank over those pairs.",
+        "",
+        markdown_table(table, metric).rstrip(),
+        "",
+    ]
+    best = table.loc[table["mean"].idxmax()]
+    lines.append(
+        f"Best medspt configuration: **{best['config']} at depth {int(best['depth'])}**, "
+        f"{best['mean']:.3f} ± {best['std']:.3f}."
+    )
+    if baselines is not None and len(baselines):
+        lines += [
+            "",
+            f"| tsai baseline (same folds) | {metric} (mean ± std) | runs |",
+            "|---|---:|---:|",
+        ]
+        means = {}
+        for config, g in baselines.groupby("config", sort=False):
+            means[config] = g[metric].mean()
+            lines.append(
+                f"| {config} | {g[metric].mean():.3f} ± {g[metric].std(ddof=1):.3f} | {len(g)} |"
+            )
+        top = max(means, key=means.get)
+        verdict = "matches or beats" if best["mean"] >= means[top] else "falls short of"
+        lines += [
+            "",
+            f"Best medspt ({best['mean']:.3f}) {verdict} the best baseline, {top} "
+            f"({means[top]:.3f}).",
+        ]
+    else:
+        lines += ["", "Baselines: not run for this protocol (`benchmarks/baselines.py`)."]
+    lines.append("")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--protocols", nargs="+", default=list(PROTOCOLS))
+    ap.add_argument("--depths", type=int, nargs="+", default=[1, 2, 4, 8])
+    ap.add_argument("--maskings", nargs="+", default=["random", "span", "channel", "block"])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--d-model", type=int, default=64)
+    ap.add_argument("--n-heads", type=int, default=4)
+    ap.add_argument("--epochs", type=int, default=30)
+    ap.add_argument("--pretrain-epochs", type=int, default=20)
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--metric", default="balanced_accuracy")
+    ap.add_argument("--root", default=None, help="data root (default: MEDSPT_DATA)")
+    ap.add_argument("--storage", default=f"sqlite:///{RESULTS / 'studies' / 'paper_table.db'}")
+    ap.add_argument("--report-only", action="store_true", help="tables from existing studies")
+    ap.add_argument("--out", type=Path, default=RESULTS / "paper_table.md")
+    args = ap.parse_args(argv)
+
+    import optuna
+    import torch
+
+    import medspt
+    from medspt.study import make_storage, run_study
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    t0 = time.perf_counter()
+    sections, skipped = [], []
+    for name in args.protocols:
+        why = _available(name, args.root)
+        if why:
+            skipped.append(f"- {name}: skipped, data not available ({why})")
+            continue
+        study_name = f"paper-{name}"
+        if args.report_only:
+            study = optuna.load_study(study_name=study_name, storage=make_storage(args.storage))
+        else:
+            print(f"{name}: running the grid", file=sys.stderr, flush=True)
+            study = run_study(
+                args.root,
+                protocol=name,
+                depths=args.depths,
+                maskings=args.maskings,
+                seeds=args.seeds,
+                storage=args.storage,
+                study_name=study_name,
+                metric=args.metric,
+                params=_params(args),
+            )
+        base_csv = RESULTS / f"baselines_{name}.csv"
+        baselines = pd.read_csv(base_csv) if base_csv.is_file() else None
+        sections += _section(name, study, baselines, args.metric)
+    m = machine()
+    cmd = " ".join(["python benchmarks/paper_table.py", *argv])
+    lines = [
+        "# Capacity versus pretraining on the real datasets",
+        "",
+        "Does self-pretraining help, with which masking, and how does the gain change with "
+        "depth? Subject-wise evaluation on the dataset protocols (see "
+        "`medspt.datasets.protocols`).",
+        "",
+        *sections,
+        *skipped,
+        "",
+        "## Run",
+        "",
+        f"- command: `{cmd}`",
+        f"- model settings: {_params(args)}; grid depths {args.depths}, maskings "
+        f"{args.maskings}, seeds {args.seeds}",
+        f"- date: {dt.datetime.now().strftime('%Y-%m-%d %H:%M')}, wall time of this run "
+        f"{(time.perf_counter() - t0) / 60:.1f} min"
+        + (" (tables only; the studies ran earlier)" if args.report_only else ""),
+        f"- machine: {m['cpu']}, {m['cores']} logical cores, {m['os']}; torch threads "
+        f"{torch.get_num_threads()}",
+        f"- versions: medspt {medspt.__version__} ({git_revision()}), torch {torch.__version__}, "
+        f"optuna {optuna.__version__}, python {sys.version.split()[0]}",
+        "",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text)
+    print(f"written to {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONWARNINGS", "ignore")
+    raise SystemExit(main())

@@ -1,0 +1,92 @@
+"""optuna-dashboard: serve a study, and keep a note with the capacity table on it."""
+
+from __future__ import annotations
+
+import socket
+
+import optuna
+
+from medspt.api import markdown_table
+from medspt.errors import InputError
+
+__all__ = ["refresh_note", "serve", "free_port"]
+
+
+def refresh_note(study: optuna.Study) -> None:
+    """Write the current capacity table as the study's note and its figures as plotly
+    graphs, both shown by optuna-dashboard (called after every completed trial)."""
+    import optuna_dashboard
+    import plotly.graph_objects as go
+
+    from medspt.study.report import capacity_table, results_frame
+
+    attrs = study.user_attrs.get("medspt", {})
+    metric = attrs.get("metric", "balanced_accuracy")
+    results = results_frame(study)
+    if results.empty:
+        return
+    table = capacity_table(results, metric)
+    n_cells = len(results.groupby(["depth", "config", "seed"]))
+    grid = attrs.get("grid", {})
+    total = (
+        len(grid.get("depths", []))
+        * (int(grid.get("scratch", True)) + len(grid.get("maskings", [])))
+        * len(grid.get("seeds", []))
+    )
+    note = (
+        f"## Capacity vs pretraining — {n_cells} of {total} cells done\n\n"
+        f"{metric} on held-out subjects (mean ± std over folds × seeds); gain = paired "
+        "difference to scratch at the same depth, p = Wilcoxon signed-rank.\n\n"
+        + markdown_table(table, metric)
+        + "\nFull report: `medspt study report --storage URL --study "
+        + f"{study.study_name} --out DIR`\n"
+    )
+    optuna_dashboard.save_note(study, note)
+
+    acc = go.Figure()
+    for config, g in table.groupby("config", sort=False):
+        acc.add_trace(
+            go.Scatter(
+                x=g["depth"],
+                y=g["mean"],
+                error_y=dict(array=g["std"].fillna(0)),
+                mode="lines+markers",
+                name=config,
+            )
+        )
+    acc.update_layout(title=f"{metric} vs depth", xaxis_title="depth", yaxis_title=metric)
+    optuna_dashboard.save_plotly_graph_object(study, acc, graph_object_id="accuracy_vs_depth")
+    gain = go.Figure()
+    for config, g in table[table["config"] != "scratch"].groupby("config", sort=False):
+        gain.add_trace(
+            go.Scatter(x=g["depth"], y=g["gain_vs_scratch"], mode="lines+markers", name=config)
+        )
+    gain.update_layout(
+        title="gain over scratch vs depth", xaxis_title="depth", yaxis_title=f"Δ {metric}"
+    )
+    optuna_dashboard.save_plotly_graph_object(study, gain, graph_object_id="gain_vs_depth")
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def serve(storage: str, host: str = "127.0.0.1", port: int | None = 8080) -> None:
+    """Start optuna-dashboard on ``host:port`` for a storage URL (blocks until stopped)."""
+    import optuna_dashboard
+
+    from medspt.study.storage import make_storage
+
+    if port is None or port == 0:
+        port = free_port(host)
+    st = make_storage(storage, heartbeat=None)
+    try:
+        with socket.socket() as s:
+            s.bind((host, port))
+    except OSError as e:
+        raise InputError(f"cannot listen on {host}:{port} ({e}); pick another --port") from None
+    print(f"optuna-dashboard for {storage} at http://{host}:{port}/  (Ctrl-C stops it)", flush=True)
+    optuna_dashboard.run_server(st, host=host, port=port)

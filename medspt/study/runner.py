@@ -1,0 +1,538 @@
+"""The capacity-versus-pretraining grid as an Optuna study: run it, join it, resume it.
+
+One trial = one *cell* of the grid, ``(depth, config, seed)`` with config ``"scratch"`` or
+``"spt-<masking>"``, evaluated on every subject-wise fold. The study's sampler is a
+``GridSampler`` over exactly these three parameters. A worker loop picks the next cell
+that has no completed trial and nobody working on it, enqueues it and runs it, so that
+
+* a process killed at any moment loses only the trial it was running: on the next run
+  that trial is marked failed (its worker is gone) and its cell is run again;
+* failed trials keep their error message as a user attribute and are retried by the
+  next run (not by the run that saw them fail, so a broken cell cannot loop);
+* several workers (processes or machines) can share one study: a cell that two workers
+  happened to start together is run by the lower-numbered trial; the other is pruned
+  with ``duplicate_of`` set.
+
+With ``tune=True`` each cell also tunes learning rate, width, mask ratio and pretraining
+epochs (TPE, median pruning on the folds) in a study of its own, on the *validation
+subjects* held out inside each training fold; test folds are only scored, never used
+for choosing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import socket
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import optuna
+from optuna.trial import TrialState
+from tqdm.auto import tqdm
+
+from medspt._version import __version__
+from medspt.api import _check_folds, fit_fold, subject_folds, windows_from
+from medspt.data import WindowSet
+from medspt.errors import InputError
+from medspt.masking import STRATEGIES
+from medspt.study.storage import create_or_load, make_storage
+
+__all__ = ["Cell", "grid_cells", "run_study", "run_worker", "load_study_data"]
+
+WORKER = f"{socket.gethostname()}:{os.getpid()}"
+TUNE_SPACE = "lr 3e-4..3e-3 (log), d_model {32, 64, 128}, mask_ratio 0.15..0.5, " + (
+    "pretrain_epochs {10, 20, 40}"
+)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One point of the grid."""
+
+    depth: int
+    config: str  # "scratch" or "spt-<masking>"
+    seed: int
+
+    @property
+    def params(self) -> dict:
+        return {"depth": self.depth, "config": self.config, "seed": self.seed}
+
+    @property
+    def key(self) -> str:
+        return f"depth{self.depth}-{self.config}-seed{self.seed}"
+
+    def estimator_params(self) -> dict:
+        if self.config == "scratch":
+            return {"depth": self.depth, "pretrain": False, "random_state": self.seed}
+        masking = self.config.removeprefix("spt-")
+        return {
+            "depth": self.depth,
+            "pretrain": True,
+            "masking": masking,
+            "random_state": self.seed,
+        }
+
+
+def grid_cells(
+    depths: Sequence[int], maskings: Sequence[str], scratch: bool, seeds: Sequence[int]
+) -> list[Cell]:
+    """Every cell, ordered by depth, then configuration, then seed."""
+    configs = (["scratch"] if scratch else []) + [f"spt-{m}" for m in maskings]
+    return [Cell(int(d), c, int(s)) for d in depths for c in configs for s in seeds]
+
+
+def _search_space(attrs: dict) -> dict:
+    g = attrs["grid"]
+    configs = (["scratch"] if g["scratch"] else []) + [f"spt-{m}" for m in g["maskings"]]
+    return {"depth": list(g["depths"]), "config": configs, "seed": list(g["seeds"])}
+
+
+class CellGridSampler(optuna.samplers.GridSampler):
+    """The grid of a study whose cells the worker loop enqueues one by one.
+
+    Enqueued cells are tagged with their grid id like sampled ones (optuna leaves them
+    untagged), and the study is never stopped by the sampler: the worker loop knows when
+    every cell is complete, including retries of failed ones.
+    """
+
+    def before_trial(self, study, trial) -> None:
+        fixed = trial.system_attrs.get("fixed_params")
+        if fixed and "grid_id" not in trial.system_attrs:
+            values = [fixed.get(name) for name in self._param_names]
+            for grid_id, grid in enumerate(self._all_grids):
+                if list(grid) == values:
+                    study._storage.set_trial_system_attr(
+                        trial._trial_id, "search_space", self._search_space
+                    )
+                    study._storage.set_trial_system_attr(trial._trial_id, "grid_id", grid_id)
+                    return
+        super().before_trial(study, trial)
+
+    def after_trial(self, study, trial, state, values) -> None:
+        pass  # the worker loop decides when the grid is done
+
+
+def _cells(attrs: dict) -> list[Cell]:
+    g = attrs["grid"]
+    return grid_cells(g["depths"], g["maskings"], g["scratch"], g["seeds"])
+
+
+# --------------------------------------------------------------------------- data
+
+
+def _data_spec(data, protocol, cv, window, stride) -> dict:
+    if protocol is not None:
+        if data is not None and not isinstance(data, (str, Path)):
+            raise InputError("give either protocol=... or data=..., not both")
+        return {
+            "kind": "protocol",
+            "name": str(protocol),
+            "root": None if data is None else str(data),
+        }
+    if data is None:
+        raise InputError("run_study needs data (a DataFrame, a file, 'demo') or protocol=...")
+    if isinstance(data, str) and data == "demo":
+        return {"kind": "demo", "cv": cv, "window": window, "stride": stride}
+    if isinstance(data, (str, Path)):
+        path = Path(data).expanduser().resolve()
+        if not path.is_file():
+            raise InputError(f"data file {str(data)!r} does not exist")
+        return {"kind": "file", "path": str(path), "cv": cv, "window": window, "stride": stride}
+    return {"kind": "memory", "cv": cv, "window": window, "stride": stride}
+
+
+def load_study_data(spec: dict, data=None) -> tuple[WindowSet, list]:
+    """Windows and subject-wise folds a study's data spec describes."""
+    kind = spec["kind"]
+    if kind == "protocol":
+        from medspt.datasets.protocols import protocol
+
+        p = protocol(spec["name"], root=spec.get("root"))
+        return p.windows, list(p.folds)
+    if kind == "memory" and data is None:
+        raise InputError(
+            "this study's data was given in memory (a DataFrame) and cannot be loaded by "
+            "another worker; start studies that workers join with a data file, 'demo' or "
+            "a protocol name"
+        )
+    if kind == "demo":
+        from medspt.synthetic import make_demo_frame
+
+        data = make_demo_frame()
+    elif kind == "file":
+        from medspt.cli import _read_table
+
+        data = _read_table(spec["path"])
+    window = spec.get("window", "auto")
+    ws, _ = windows_from(data, window=window, stride=spec.get("stride"))
+    if ws.y is None:
+        raise InputError("the study's data has no labels")
+    folds = subject_folds(ws.y, ws.groups, int(spec.get("cv", 5)))
+    return ws, _check_folds(folds, ws.groups, len(ws))
+
+
+# --------------------------------------------------------------------------- trials
+
+
+def _cell_of(t: optuna.trial.FrozenTrial) -> Cell | None:
+    p = t.params or t.system_attrs.get("fixed_params") or {}
+    try:
+        return Cell(int(p["depth"]), str(p["config"]), int(p["seed"]))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _alive(worker: str | None) -> bool:
+    """Whether the worker that owns a trial still runs (unknown hosts count as alive)."""
+    if not worker:
+        return True
+    host, _, pid = worker.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return True  # another machine: left to the storage's heartbeat
+    if int(pid) == os.getpid():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def reap_dead_trials(study: optuna.Study) -> int:
+    """Mark RUNNING trials whose worker process on this machine is gone as FAILED."""
+    n = 0
+    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        worker = t.user_attrs.get("worker")
+        if worker and not _alive(worker):
+            study._storage.set_trial_user_attr(
+                t._trial_id, "error", f"worker {worker} stopped while running this trial"
+            )
+            study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
+            n += 1
+    return n
+
+
+def _next_cell(study, cells: list[Cell], skip: set[Cell]) -> tuple[Cell | None, bool]:
+    """The first cell without a completed or live running trial; and whether a trial of
+    it already waits in the queue."""
+    done, busy, waiting = set(), set(), set()
+    for t in study.get_trials(deepcopy=False):
+        c = _cell_of(t)
+        if c is None:
+            continue
+        if t.state == TrialState.COMPLETE:
+            done.add(c)
+        elif t.state == TrialState.RUNNING:
+            busy.add(c)
+        elif t.state == TrialState.WAITING:
+            waiting.add(c)
+    for c in cells:
+        if c not in done and c not in busy and c not in skip:
+            return c, c in waiting
+    return None, False
+
+
+def _duplicate_of(study, trial: optuna.Trial, cell: Cell) -> int | None:
+    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING)):
+        if t.number == trial.number or _cell_of(t) != cell:
+            continue
+        if t.state == TrialState.COMPLETE or t.number < trial.number:
+            return t.number
+    return None
+
+
+def _jsonable(v):
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating, float)):
+        return None if not np.isfinite(v) else float(v)
+    if isinstance(v, np.bool_):
+        return bool(v)
+    return v
+
+
+def _curves(clf) -> dict:
+    out = {}
+    for stage, rows in clf.history_.items():
+        if rows:
+            out[stage] = {
+                k: [r.get(k) for r in rows]
+                for k in ("train_loss", "val_loss", "val_balanced_accuracy")
+                if k in rows[0]
+            }
+    return out
+
+
+def _val_score(clf) -> float:
+    rows = clf.history_["finetune"] + clf.history_.get("recover", [])
+    vals = [r["val_balanced_accuracy"] for r in rows if "val_balanced_accuracy" in r]
+    if not vals:
+        raise InputError(
+            "tuning needs validation subjects inside each training fold (val_size > 0 and "
+            "at least 4 training subjects)"
+        )
+    return float(max(vals))
+
+
+def _evaluate_cell(ws, folds, params: dict, metric: str, trial=None, report=None) -> list[dict]:
+    """Fit and score every fold; with ``trial`` report the validation score after each
+    fold for pruning (tuning only)."""
+    rows, vals = [], []
+    for k, (tr, te) in enumerate(folds):
+        row, clf = fit_fold(ws, tr, te, params)
+        row = {"fold": k, **row, "curves": _curves(clf)}
+        if report is not None:
+            vals.append(_val_score(clf))
+            row["val_score"] = vals[-1]
+            report.report(float(np.mean(vals)), k)
+            if report.should_prune():
+                raise optuna.TrialPruned()
+        rows.append(row)
+        if trial is not None:
+            trial.set_user_attr("folds_done", k + 1)
+    return rows
+
+
+def _tune_cell(study, cell: Cell, ws, folds, attrs: dict) -> tuple[list[dict], dict]:
+    """Tune one cell's hyperparameters on validation subjects; returns the test rows and
+    the parameters of the best trial."""
+    name = f"{study.study_name}/tune/{cell.key}"
+    inner = optuna.create_study(
+        storage=study._storage,
+        study_name=name,
+        direction="maximize",
+        load_if_exists=True,
+        sampler=optuna.samplers.TPESampler(seed=cell.seed),
+        pruner=optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0),
+    )
+    spt = cell.config != "scratch"
+
+    def objective(t: optuna.Trial) -> float:
+        p = dict(attrs["params"], **cell.estimator_params())
+        p["lr"] = t.suggest_float("lr", 3e-4, 3e-3, log=True)
+        p["d_model"] = t.suggest_categorical("d_model", [32, 64, 128])
+        if spt:
+            p["mask_ratio"] = t.suggest_float("mask_ratio", 0.15, 0.5)
+            p["pretrain_epochs"] = t.suggest_categorical("pretrain_epochs", [10, 20, 40])
+        rows = _evaluate_cell(ws, folds, p, attrs["metric"], report=t)
+        t.set_user_attr("folds", _jsonable(rows))
+        return float(np.mean([r["val_score"] for r in rows]))
+
+    n_done = len(inner.get_trials(states=(TrialState.COMPLETE, TrialState.PRUNED)))
+    remaining = int(attrs["n_trials"]) - n_done
+    if remaining > 0:
+        inner.optimize(objective, n_trials=remaining, catch=(InputError,))
+    best = inner.best_trial
+    return best.user_attrs["folds"], dict(best.params)
+
+
+def _objective(study, ws, folds, attrs: dict, failed: set[Cell]):
+    space = _search_space(attrs)
+    metric = attrs["metric"]
+
+    def objective(trial: optuna.Trial) -> float:
+        trial.set_user_attr("worker", WORKER)
+        cell = Cell(
+            int(trial.suggest_categorical("depth", space["depth"])),
+            str(trial.suggest_categorical("config", space["config"])),
+            int(trial.suggest_categorical("seed", space["seed"])),
+        )
+        dup = _duplicate_of(study, trial, cell)
+        if dup is not None:
+            trial.set_user_attr("duplicate_of", dup)
+            raise optuna.TrialPruned(f"cell {cell.key} is already run by trial {dup}")
+        trial.set_user_attr("started", dt.datetime.now().isoformat(timespec="seconds"))
+        try:
+            if attrs.get("tune"):
+                rows, best = _tune_cell(study, cell, ws, folds, attrs)
+                trial.set_user_attr("tuned_params", _jsonable(best))
+            else:
+                params = dict(attrs["params"], **cell.estimator_params())
+                rows = _evaluate_cell(ws, folds, params, metric, trial=trial)
+        except optuna.TrialPruned:
+            raise
+        except Exception as e:
+            failed.add(cell)
+            trial.set_user_attr("error", f"{type(e).__name__}: {e}")
+            trial.set_user_attr("traceback", traceback.format_exc()[-3000:])
+            raise
+        trial.set_user_attr("folds", _jsonable(rows))
+        return float(np.nanmean([r[metric] for r in rows]))
+
+    return objective
+
+
+def _work(study: optuna.Study, ws, folds, attrs: dict, max_trials, verbose: bool) -> None:
+    cells = _cells(attrs)
+    failed: set[Cell] = set()
+    objective = _objective(study, ws, folds, attrs, failed)
+    from medspt.study.dashboard import refresh_note
+
+    def after(study_, trial):
+        if trial.state == TrialState.COMPLETE:
+            try:
+                refresh_note(study_)
+            except Exception as e:  # a note is a convenience; never stop the study for it
+                print(f"note not refreshed: {e}")
+
+    n_done = lambda: len(  # noqa: E731
+        {_cell_of(t) for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))}
+    )
+    bar = tqdm(total=len(cells), initial=n_done(), desc=study.study_name, disable=not verbose)
+    ran = 0
+    while max_trials is None or ran < max_trials:
+        reaped = reap_dead_trials(study)
+        if reaped and verbose:
+            print(f"marked {reaped} trial(s) of stopped workers as failed; rerunning them")
+        cell, queued = _next_cell(study, cells, failed)
+        if cell is None:
+            break
+        if not queued:
+            study.enqueue_trial(cell.params)
+        study.optimize(objective, n_trials=1, catch=(Exception,), callbacks=[after])
+        ran += 1
+        bar.n = n_done()
+        bar.refresh()
+    bar.close()
+    if failed and verbose:
+        print(
+            f"{len(failed)} cell(s) failed: {sorted(c.key for c in failed)}; their errors are "
+            "stored on the trials, and the next run retries them"
+        )
+
+
+# --------------------------------------------------------------------------- API
+
+
+def run_study(
+    data=None,
+    *,
+    protocol: str | None = None,
+    depths: Sequence[int] = (1, 2, 4, 8),
+    maskings: Sequence[str] = STRATEGIES,
+    scratch: bool = True,
+    seeds: Sequence[int] = (0,),
+    storage: str = "sqlite:///medspt.db",
+    study_name: str | None = None,
+    n_trials: int | None = None,
+    tune: bool = False,
+    cv: int = 5,
+    window: int | str = "auto",
+    stride: int | str | None = None,
+    metric: str = "balanced_accuracy",
+    params: dict | None = None,
+    verbose: bool = True,
+) -> optuna.Study:
+    """Run (or resume, or join) the capacity-versus-pretraining study.
+
+    Parameters
+    ----------
+    data : DataFrame, WindowSet, path, "demo" or None
+        A long DataFrame or WindowSet (this process only), a CSV/Parquet file or
+        ``"demo"`` (the built-in synthetic data), which other workers can load too.
+        With ``protocol``, an optional data folder for the protocol.
+    protocol : {"GPD-1", "NE-1", "CAM-1"}, optional
+        Use a dataset protocol's windows and folds (DESIGN §4).
+    depths, maskings, scratch, seeds
+        The grid: every depth × {scratch, SPT with each masking} × seed.
+    storage : str
+        Optuna storage URL: ``sqlite:///file.db`` (default ``sqlite:///medspt.db``), any
+        SQLAlchemy URL, or ``journal:file.log`` for several workers without a database.
+    study_name : str, optional
+        Default ``"medspt-<protocol>"`` or ``"medspt-<data file stem>"``.
+    n_trials : int, optional
+        Without tuning: the most cells this call runs (None = until the grid is done).
+        With ``tune=True``: tuning trials per cell (default 20).
+    tune : bool
+        Tune lr, d_model, mask ratio and pretraining epochs per cell (TPE + median
+        pruning over folds) on validation subjects inside the training folds.
+    cv : int
+        Subject-wise folds for data without a protocol.
+    window, stride
+        How a DataFrame is cut (see :func:`medspt.fit_spt`).
+    metric : str
+        The trial value: mean over folds of this test metric.
+    params : dict, optional
+        Further :class:`~medspt.SPTClassifier` parameters shared by every cell.
+
+    Returns
+    -------
+    optuna.Study
+        Completed trials hold ``folds`` (per-fold metrics, epochs, wall time and learning
+        curves) as user attributes; see :func:`medspt.study.results_frame`.
+    """
+    params = dict(params or {})
+    for bad in ("depth", "pretrain", "masking", "random_state"):
+        if bad in params:
+            raise InputError(f"params may not set {bad!r}: the grid sets it per cell")
+    unknown = [m for m in maskings if m not in STRATEGIES]
+    if unknown:
+        raise InputError(f"maskings {unknown} are not among {STRATEGIES}")
+    if not depths or any(int(d) < 1 for d in depths):
+        raise InputError(f"depths must be positive integers, got {list(depths)!r}")
+    if not seeds:
+        raise InputError("seeds is empty")
+    if not scratch and not maskings:
+        raise InputError("nothing to run: scratch=False and no maskings")
+    spec = _data_spec(data, protocol, cv, window, stride)
+    ws, folds = load_study_data(spec, data if spec["kind"] == "memory" else None)
+    if study_name is None:
+        stem = protocol or (Path(spec["path"]).stem if spec["kind"] == "file" else spec["kind"])
+        study_name = f"medspt-{stem}"
+    attrs = {
+        "data": spec,
+        "grid": {
+            "depths": [int(d) for d in depths],
+            "maskings": list(maskings),
+            "scratch": bool(scratch),
+            "seeds": [int(s) for s in seeds],
+        },
+        "metric": metric,
+        "params": _jsonable(params),
+        "tune": bool(tune),
+        "n_trials": int(n_trials or 20) if tune else None,
+        "n_folds": len(folds),
+        "classes": [str(c) for c in ws.classes],
+        "medspt_version": __version__,
+        "created": dt.datetime.now().isoformat(timespec="seconds"),
+    }
+    st = make_storage(storage)
+    sampler = CellGridSampler(_search_space(attrs), seed=0)
+    study = create_or_load(st, study_name, sampler=sampler, attrs=attrs)
+    if verbose:
+        print(
+            f"study {study_name!r} in {storage}: {len(_cells(attrs))} cells × {len(folds)} "
+            f"folds on {len(ws)} windows of {len(np.unique(ws.groups))} subjects"
+        )
+    _work(study, ws, folds, study.user_attrs["medspt"], None if tune else n_trials, verbose)
+    return study
+
+
+def run_worker(storage: str, study_name: str, verbose: bool = True) -> optuna.Study:
+    """Join an existing study as one more worker and run cells until the grid is done."""
+    st = make_storage(storage)
+    try:
+        study = optuna.load_study(study_name=study_name, storage=st)
+    except KeyError:
+        names = [s.study_name for s in optuna.get_all_study_summaries(st)]
+        raise InputError(
+            f"no study {study_name!r} in {storage}; studies there: {names}. Create it with "
+            "`medspt study run` first"
+        ) from None
+    attrs = study.user_attrs.get("medspt")
+    if attrs is None:
+        raise InputError(f"study {study_name!r} was not created by medspt")
+    study.sampler = CellGridSampler(_search_space(attrs), seed=0)
+    ws, folds = load_study_data(attrs["data"])
+    _work(study, ws, folds, attrs, None, verbose)
+    return study

@@ -1,0 +1,331 @@
+"""The capacity-versus-pretraining study: real SQLite and journal storages, real worker
+processes, a real optuna-dashboard server on 127.0.0.1."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+
+import numpy as np
+import optuna
+import pandas as pd
+import pytest
+from optuna.trial import TrialState
+from scipy.stats import wilcoxon
+
+from medspt.api import summarize
+from medspt.errors import InputError
+from medspt.study import (
+    grid_cells,
+    make_storage,
+    results_frame,
+    run_study,
+    write_report,
+)
+from medspt.study.dashboard import free_port
+
+TINY = ["--d-model", "8", "--n-heads", "2", "--epochs", "1", "--pretrain-epochs", "1"]
+TINY += ["--batch-size", "128", "--cv", "2", "--window", "4s", "--quiet"]
+TINY_PARAMS = dict(d_model=8, n_heads=2, epochs=1, pretrain_epochs=1, batch_size=128)
+
+
+def _cli(*args) -> list[str]:
+    return [sys.executable, "-m", "medspt.cli", "study", *args]
+
+
+def _env():
+    return dict(os.environ, PYTHONWARNINGS="ignore", OMP_NUM_THREADS="1")
+
+
+def _complete_per_cell(url: str, name: str) -> Counter:
+    study = optuna.load_study(study_name=name, storage=make_storage(url, heartbeat=None))
+    done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    return Counter((t.params["depth"], t.params["config"], t.params["seed"]) for t in done)
+
+
+def _cells(depths, maskings, seeds):
+    return {(c.depth, c.config, c.seed) for c in grid_cells(depths, maskings, True, seeds)}
+
+
+@pytest.fixture(scope="module")
+def small_study(tmp_path_factory):
+    url = f"sqlite:///{tmp_path_factory.mktemp('study') / 's.db'}"
+    study = run_study(
+        "demo",
+        depths=(1, 2),
+        maskings=("span",),
+        seeds=(0, 1),
+        storage=url,
+        study_name="small",
+        cv=2,
+        window="4s",
+        params=TINY_PARAMS,
+        verbose=False,
+    )
+    return url, study
+
+
+def test_grid_runs_every_cell_once_with_fold_details(small_study):
+    url, study = small_study
+    assert _complete_per_cell(url, "small") == Counter(_cells((1, 2), ("span",), (0, 1)))
+    res = results_frame(study)
+    assert len(res) == 8 * 2  # cells x folds
+    assert set(res["config"]) == {"scratch", "spt-span"}
+    folds_per_cell = res.groupby(["depth", "config", "seed"])["fold"].apply(sorted)
+    assert all(f == [0, 1] for f in folds_per_cell)
+    t = study.get_trials(states=(TrialState.COMPLETE,))[0]
+    fold = t.user_attrs["folds"][0]
+    assert {"balanced_accuracy", "wall_time_s", "finetune_epoch", "curves"} <= set(fold)
+    assert len(fold["curves"]["finetune"]["train_loss"]) == 1
+    assert t.value == pytest.approx(
+        np.mean([f["balanced_accuracy"] for f in t.user_attrs["folds"]])
+    )
+    # folds are subject-wise and identical for every cell
+    assert res.groupby("fold")["n_test"].nunique().eq(1).all()
+
+
+def test_report_table_values_and_files(small_study, tmp_path):
+    _, study = small_study
+    paths = write_report(study, tmp_path / "rep")
+    res = pd.read_csv(paths["results"])
+    table = pd.read_csv(paths["capacity"])
+    row = table[(table.depth == 2) & (table.config == "spt-span")].iloc[0]
+    mine = res[(res.depth == 2) & (res.config == "spt-span")].set_index(["fold", "seed"])
+    base = res[(res.depth == 2) & (res.config == "scratch")].set_index(["fold", "seed"])
+    diff = (mine["balanced_accuracy"] - base["balanced_accuracy"]).to_numpy()
+    assert row["mean"] == pytest.approx(mine["balanced_accuracy"].mean())
+    assert row["gain_vs_scratch"] == pytest.approx(diff.mean())
+    assert row["n_pairs"] == 4
+    expected_p = 1.0 if np.all(diff == 0) else wilcoxon(diff).pvalue
+    assert row["p_value"] == pytest.approx(expected_p)
+    text = paths["report"].read_text()
+    assert "| 2 | spt-span |" in text and "Wilcoxon" in text
+    for name in ("accuracy_vs_depth", "gain_vs_depth"):
+        assert paths[name].read_bytes()[:4] == b"\x89PNG"
+
+
+def test_summarize_pairs_runs_by_fold_and_seed():
+    rows = []
+    for fold in range(4):
+        for seed in range(2):
+            base = 0.6 + 0.05 * fold
+            rows.append(dict(depth=2, config="scratch", fold=fold, seed=seed, m=base))
+            rows.append(
+                dict(depth=2, config="spt-x", fold=fold, seed=seed, m=base + 0.01 * (fold + 1))
+            )
+    table = summarize(pd.DataFrame(rows), "m").set_index("config")
+    diffs = np.repeat(0.01 * np.arange(1, 5), 2)
+    assert table.loc["spt-x", "gain_vs_scratch"] == pytest.approx(diffs.mean())
+    assert table.loc["spt-x", "n_pairs"] == 8
+    assert table.loc["spt-x", "p_value"] == pytest.approx(wilcoxon(diffs).pvalue)
+    assert np.isnan(table.loc["scratch", "p_value"])
+
+
+def test_killed_study_resumes_without_losing_completed_trials(tmp_path):
+    url = f"sqlite:///{tmp_path / 'k.db'}"
+    args = ["run", "--data", "demo", "--storage", url, "--study", "k", "--depths", "1", "2"]
+    args += ["--maskings", "span", "block", *TINY]
+    proc = subprocess.Popen(
+        _cli(*args), env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    deadline = time.time() + 240
+    storage = None
+    try:
+        while time.time() < deadline:  # wait for >= 1 completed cell and one in flight
+            time.sleep(0.5)
+            if proc.poll() is not None:
+                pytest.fail(f"study ended before it could be killed: {proc.stderr.read()[-500:]}")
+            try:
+                storage = storage or make_storage(url, heartbeat=None)
+                trials = optuna.load_study(study_name="k", storage=storage).get_trials()
+            except Exception:
+                continue
+            states = Counter(t.state for t in trials)
+            if states[TrialState.COMPLETE] >= 1 and states[TrialState.RUNNING] == 1:
+                break
+        completed_before = {t.number: t.value for t in trials if t.state == TrialState.COMPLETE}
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert completed_before, "no trial completed before the deadline"
+
+    study = run_study(
+        "demo",
+        depths=(1, 2),
+        maskings=("span", "block"),
+        storage=url,
+        study_name="k",
+        cv=2,
+        window="4s",
+        params=TINY_PARAMS,
+        verbose=False,
+    )
+    per_cell = _complete_per_cell(url, "k")
+    assert per_cell == Counter(_cells((1, 2), ("span", "block"), (0,)))  # each exactly once
+    after = {t.number: t.value for t in study.get_trials(states=(TrialState.COMPLETE,))}
+    assert all(after[n] == v for n, v in completed_before.items())  # nothing lost or redone
+    failed = study.get_trials(states=(TrialState.FAIL,))
+    assert len(failed) == 1 and "stopped while running" in failed[0].user_attrs["error"]
+
+
+def test_two_workers_share_a_journal_study(tmp_path):
+    url = f"journal:{tmp_path / 'j.log'}"
+    args = ["run", "--data", "demo", "--storage", url, "--study", "j", "--depths", "1", "2"]
+    args += ["--maskings", "span", "--seeds", "0", "1", *TINY]
+    procs = [subprocess.Popen(_cli(*args), env=_env(), stderr=subprocess.PIPE) for _ in range(2)]
+    errs = [p.communicate(timeout=400)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [e[-400:] for e in errs]
+    assert _complete_per_cell(url, "j") == Counter(_cells((1, 2), ("span",), (0, 1)))
+    study = optuna.load_study(study_name="j", storage=make_storage(url))
+    workers = {t.user_attrs["worker"] for t in study.get_trials(states=(TrialState.COMPLETE,))}
+    assert len(workers) == 2  # both processes did work
+    for t in study.get_trials(states=(TrialState.PRUNED,)):
+        assert "duplicate_of" in t.user_attrs
+
+
+def test_a_worker_joins_by_storage_and_name(tmp_path):
+    url = f"journal:{tmp_path / 'w.log'}"
+    run_study(
+        "demo",
+        depths=(1,),
+        maskings=("span",),
+        storage=url,
+        study_name="w",
+        cv=2,
+        window="4s",
+        params=TINY_PARAMS,
+        n_trials=1,
+        verbose=False,
+    )
+    assert sum(_complete_per_cell(url, "w").values()) == 1
+    out = subprocess.run(
+        _cli("worker", "--storage", url, "--study", "w", "--quiet"),
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-400:]
+    assert _complete_per_cell(url, "w") == Counter(_cells((1,), ("span",), (0,)))
+    bad = subprocess.run(
+        _cli("worker", "--storage", url, "--study", "nope"),
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert bad.returncode == 2 and "no study 'nope'" in bad.stderr and "'w'" in bad.stderr
+
+
+def test_failed_cells_keep_their_error_and_are_retried_on_resume(tmp_path):
+    url = f"sqlite:///{tmp_path / 'f.db'}"
+    kw = dict(
+        depths=(1,),
+        maskings=("span",),
+        storage=url,
+        study_name="f",
+        cv=2,
+        window="4s",
+        params={**TINY_PARAMS, "channel_groups": [["no_such_channel"]]},
+        verbose=False,
+    )
+    study = run_study("demo", **kw)
+    failed = study.get_trials(states=(TrialState.FAIL,))
+    assert len(failed) == 2  # each cell tried once, no retry loop within a run
+    assert all("no_such_channel" in t.user_attrs["error"] for t in failed)
+    study = run_study("demo", **kw)  # resume: the failed cells are tried again
+    assert len(study.get_trials(states=(TrialState.FAIL,))) == 4
+
+
+def test_dashboard_serves_the_study_and_its_note(small_study):
+    url, _ = small_study
+    port = free_port()
+    proc = subprocess.Popen(
+        _cli("dashboard", "--storage", url, "--port", str(port)),
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        body = None
+        for _ in range(120):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/studies", timeout=2) as r:
+                    body = json.load(r)
+                break
+            except OSError:
+                time.sleep(0.25)
+        assert body is not None, "dashboard did not answer"
+        studies = {s["study_name"]: s["study_id"] for s in body["study_summaries"]}
+        assert "small" in studies
+        with urllib.request.urlopen(
+            f"http://127.0.0.1:{port}/api/studies/{studies['small']}", timeout=5
+        ) as r:
+            detail = r.read().decode()
+        assert "Capacity vs pretraining" in detail and "8 of 8 cells done" in detail
+        assert "accuracy_vs_depth" in detail and "gain_vs_depth" in detail
+        assert len(json.loads(detail)["trials"]) == 8
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=20)
+    assert f"http://127.0.0.1:{port}/" in out
+
+
+def test_bad_storage_and_changed_setup_are_named(tmp_path):
+    with pytest.raises(InputError, match="neither a database URL"):
+        make_storage("medspt.db")
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    kw = dict(
+        maskings=("span",),
+        storage=url,
+        study_name="c",
+        cv=2,
+        window="4s",
+        params=TINY_PARAMS,
+        n_trials=0,
+        verbose=False,
+    )
+    run_study("demo", depths=(1,), **kw)
+    with pytest.raises(InputError, match="already exists with another set-up.*depths"):
+        run_study("demo", depths=(1, 2), **kw)
+    with pytest.raises(InputError, match="params may not set 'depth'"):
+        run_study("demo", depths=(1,), **{**kw, "params": {"depth": 3}})
+    with pytest.raises(InputError, match="maskings \\['nope'\\]"):
+        run_study("demo", depths=(1,), **{**kw, "maskings": ("nope",)})
+
+
+def test_tuning_chooses_on_validation_subjects(tmp_path):
+    url = f"sqlite:///{tmp_path / 't.db'}"
+    study = run_study(
+        "demo",
+        depths=(1,),
+        maskings=(),
+        seeds=(0,),
+        storage=url,
+        study_name="t",
+        cv=2,
+        window="4s",
+        params=TINY_PARAMS,
+        tune=True,
+        n_trials=2,
+        verbose=False,
+    )
+    (cell,) = study.get_trials(states=(TrialState.COMPLETE,))
+    inner = optuna.load_study(study_name="t/tune/depth1-scratch-seed0", storage=make_storage(url))
+    finished = inner.get_trials(states=(TrialState.COMPLETE, TrialState.PRUNED))
+    assert len(finished) == 2
+    best = inner.best_trial
+    # the choice is the best mean validation score; the test rows are the chosen trial's
+    assert best.value == pytest.approx(np.mean([f["val_score"] for f in best.user_attrs["folds"]]))
+    assert cell.user_attrs["tuned_params"] == best.params
+    assert [f["balanced_accuracy"] for f in cell.user_attrs["folds"]] == [
+        f["balanced_accuracy"] for f in best.user_attrs["folds"]
+    ]
+    assert {"lr", "d_model"} <= set(best.params) and "mask_ratio" not in best.params
+    res = results_frame(study)
+    assert res["tuned_d_model"].iloc[0] == best.params["d_model"]
