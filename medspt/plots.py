@@ -8,11 +8,22 @@ import matplotlib
 
 matplotlib.use("Agg")  # headless-safe; medspt only writes files
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from medspt.api import summarize  # noqa: E402
 
-__all__ = ["plot_accuracy_vs_depth", "plot_history"]
+__all__ = ["plot_accuracy_vs_depth", "plot_gain_vs_depth", "plot_history"]
+
+
+def _save(fig, path) -> Path:
+    """Write a figure to ``path`` (folders created) and release it."""
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
 
 
 def plot_accuracy_vs_depth(
@@ -35,12 +46,7 @@ def plot_accuracy_vs_depth(
     ax.set_title(title or f"{metric.replace('_', ' ')} vs depth (subject-wise CV)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def plot_history(clf, path) -> Path:
@@ -65,9 +71,24 @@ def plot_history(clf, path) -> Path:
         is_mse = stage == "pretrain" or (stage == "recover" and "val_balanced_accuracy" not in hist)
         ax.set_ylabel("masked MSE" if is_mse else "cross-entropy")
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
+
+
+def plot_gain_vs_depth(table: pd.DataFrame, path, metric: str = "balanced_accuracy") -> Path:
+    """Gain of each SPT configuration over scratch against depth."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    spt = table[table["config"] != "scratch"].dropna(subset=["gain_vs_scratch"])
+    for config, g in spt.groupby("config", sort=False):
+        ax.plot(g["depth"], g["gain_vs_scratch"], marker="o", label=config)
+        for d, gain, p in zip(g["depth"], g["gain_vs_scratch"], g["p_value"]):
+            if np.isfinite(p) and p < 0.05:
+                ax.annotate("*", (d, gain), textcoords="offset points", xytext=(4, 2))
+    ax.axhline(0.0, color="black", linestyle="--", linewidth=1)
+    ax.set_xlabel("depth (Transformer blocks)")
+    ax.set_ylabel(f"gain in {metric.replace('_', ' ')} over scratch")
+    ax.set_xticks(sorted(table["depth"].dropna().unique()))
+    ax.set_title("SPT gain vs depth (* paired p < 0.05)")
+    ax.grid(alpha=0.3)
+    if len(spt):
+        ax.legend(fontsize=8)
+    return _save(fig, path)

@@ -5,7 +5,7 @@
 """
 
 from medspt.study.dashboard import refresh_note, serve
-from medspt.study.report import capacity_table, plot_gain_vs_depth, results_frame, write_report
+from medspt.study.report import capacity_table, results_frame, write_report
 from medspt.study.runner import Cell, grid_cells, load_study_data, run_study, run_worker
 from medspt.study.storage import make_storage
 
@@ -15,7 +15,6 @@ __all__ = [
     "grid_cells",
     "load_study_data",
     "make_storage",
-    "plot_gain_vs_depth",
     "refresh_note",
     "results_frame",
     "run_study",

@@ -5,20 +5,15 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-import matplotlib
+import optuna
+import pandas as pd
+from optuna.trial import TrialState
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import optuna  # noqa: E402
-import pandas as pd  # noqa: E402
-from optuna.trial import TrialState  # noqa: E402
+from medspt.api import markdown_table, summarize
+from medspt.errors import InputError
+from medspt.plots import plot_accuracy_vs_depth, plot_gain_vs_depth
 
-from medspt.api import markdown_table, summarize  # noqa: E402
-from medspt.errors import InputError  # noqa: E402
-from medspt.plots import plot_accuracy_vs_depth  # noqa: E402
-
-__all__ = ["results_frame", "capacity_table", "write_report", "plot_gain_vs_depth"]
+__all__ = ["results_frame", "capacity_table", "write_report"]
 
 
 def results_frame(study: optuna.Study) -> pd.DataFrame:
@@ -55,31 +50,6 @@ def capacity_table(results: pd.DataFrame, metric: str = "balanced_accuracy") -> 
     if results.empty:
         raise InputError("the study has no completed trials yet")
     return summarize(results, metric)
-
-
-def plot_gain_vs_depth(table: pd.DataFrame, path, metric: str = "balanced_accuracy") -> Path:
-    """Gain of each SPT configuration over scratch against depth."""
-    fig, ax = plt.subplots(figsize=(6, 4))
-    spt = table[table["config"] != "scratch"].dropna(subset=["gain_vs_scratch"])
-    for config, g in spt.groupby("config", sort=False):
-        ax.plot(g["depth"], g["gain_vs_scratch"], marker="o", label=config)
-        for d, gain, p in zip(g["depth"], g["gain_vs_scratch"], g["p_value"]):
-            if np.isfinite(p) and p < 0.05:
-                ax.annotate("*", (d, gain), textcoords="offset points", xytext=(4, 2))
-    ax.axhline(0.0, color="black", linestyle="--", linewidth=1)
-    ax.set_xlabel("depth (Transformer blocks)")
-    ax.set_ylabel(f"gain in {metric.replace('_', ' ')} over scratch")
-    ax.set_xticks(sorted(table["depth"].dropna().unique()))
-    ax.set_title("SPT gain vs depth (* paired p < 0.05)")
-    ax.grid(alpha=0.3)
-    if len(spt):
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
 
 
 def _baseline_lines(baselines: pd.DataFrame, metric: str) -> list[str]:
