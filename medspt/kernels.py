@@ -35,10 +35,23 @@ __all__ = ["build_index_numba", "build_index_cuda", "cuda_usable", "simulator_en
 _EMPTY, _ACTIVE, _MARKED, _EMITTED, _REFINED = 0, 1, 2, 3, 4
 
 
-def _select_tile(bh, t, lvl, state, offsets, levels, pool, topk, tile):
+def _select_tile(bh, t, b, scores, valid, lvl, state, offsets, levels, pool, topk, tile):
     """Pyramid maxima and top-k refinement of one tile; returns the number emitted."""
     top = levels - 1
-    # max-pool the scores of this tile up the pyramid (level 0 holds the token scores)
+    n = scores.shape[1]
+    # level 0: the token scores, -inf at padding (and past the end), NaN read as 0
+    span = tile * pool**top
+    lo = t * span
+    hi = min(lo + span, offsets[1] if levels > 1 else lvl.shape[1])
+    for x in range(lo, hi):
+        v = -math.inf
+        if x < n and valid[b, x] != 0:
+            v = scores[bh, x]
+            if v != v:
+                v = 0.0
+        lvl[bh, x] = v
+        state[bh, x] = _EMPTY
+    # max-pool the scores of this tile up the pyramid
     for lv in range(1, levels):
         span = tile * pool ** (top - lv)
         size = (lvl.shape[1] - offsets[lv]) if lv == top else (offsets[lv + 1] - offsets[lv])
@@ -51,6 +64,7 @@ def _select_tile(bh, t, lvl, state, offsets, levels, pool, topk, tile):
                 if v > m:
                     m = v
             lvl[bh, offsets[lv] + e] = m
+            state[bh, offsets[lv] + e] = _EMPTY
 
     size_top = lvl.shape[1] - offsets[top]
     lo = t * tile
@@ -102,6 +116,7 @@ def _emit_tile(bh, t, b, state, valid, offsets, levels, pool, tile, base, lvl_ou
     """Write the emitted entries of one tile in position order, and each position's slot."""
     top = levels - 1
     n_pos = slot.shape[1]
+    n = valid.shape[1]
     span = tile * pool**top
     lo = t * span
     hi = min(lo + span, n_pos)
@@ -126,7 +141,7 @@ def _emit_tile(bh, t, b, state, valid, offsets, levels, pool, tile, base, lvl_ou
             pos_out[bh, cur] = found_e
             last_l = found_l
             last_e = found_e
-        slot[bh, x] = cur if valid[b, x] != 0 else -1
+        slot[bh, x] = cur if x < n and valid[b, x] != 0 else -1
 
 
 # --------------------------------------------------------------------------- CPU
@@ -136,10 +151,13 @@ _emit_tile_cpu = numba.njit(cache=True, nogil=True)(_emit_tile)
 
 
 @numba.njit(parallel=True, cache=True)
-def _select_cpu(lvl, state, offsets, levels, pool, topk, tile, n_tiles, tile_counts):
+def _select_cpu(scores, valid, heads, lvl, state, offsets, levels, pool, topk, tile, n_tiles, tc):
     for i in numba.prange(lvl.shape[0] * n_tiles):
         bh, t = i // n_tiles, i % n_tiles
-        tile_counts[bh, t] = _select_tile_cpu(bh, t, lvl, state, offsets, levels, pool, topk, tile)
+        b = bh // heads
+        tc[bh, t] = _select_tile_cpu(
+            bh, t, b, scores, valid, lvl, state, offsets, levels, pool, topk, tile
+        )
 
 
 @numba.njit(parallel=True, cache=True)
@@ -158,11 +176,14 @@ _emit_tile_gpu = cuda.jit(device=True)(_emit_tile)
 
 
 @cuda.jit
-def _select_gpu(lvl, state, offsets, levels, pool, topk, tile, n_tiles, tile_counts):
+def _select_gpu(scores, valid, heads, lvl, state, offsets, levels, pool, topk, tile, n_tiles, tc):
     i = cuda.grid(1)
     if i < lvl.shape[0] * n_tiles:
         bh, t = i // n_tiles, i % n_tiles
-        tile_counts[bh, t] = _select_tile_gpu(bh, t, lvl, state, offsets, levels, pool, topk, tile)
+        b = bh // heads
+        tc[bh, t] = _select_tile_gpu(
+            bh, t, b, scores, valid, lvl, state, offsets, levels, pool, topk, tile
+        )
 
 
 @cuda.jit
@@ -201,18 +222,16 @@ def _layout(n: int, levels: int, pool: int, tile: int | None):
     return n_pad, sizes, offsets, tile, n_tiles
 
 
-def _buffers(scores, valid, n_pad, sizes):
-    """Level-0 scores with -inf at padding, zeroed states, padded validity (uint8)."""
+def _buffers(scores, valid, sizes):
+    """Kernel inputs: float32 scores ``(B·H, N)``, uint8 validity ``(B, N)``; and the
+    pyramid's score and state buffers, which the kernels fill tile by tile."""
     B, H, N = scores.shape
     dev = scores.device
-    lvl = torch.full((B * H, sum(sizes)), -math.inf, dtype=torch.float32, device=dev)
-    s = torch.nan_to_num(scores.detach().float(), nan=0.0, posinf=3.0e38)
-    s = s.masked_fill(~valid[:, None, :], -math.inf)
-    lvl[:, :N] = s.reshape(B * H, N)
-    state = torch.zeros((B * H, sum(sizes)), dtype=torch.int8, device=dev)
-    vpad = torch.zeros((B, n_pad), dtype=torch.uint8, device=dev)
-    vpad[:, :N] = valid
-    return lvl, state, vpad
+    s = scores.detach().to(torch.float32).reshape(B * H, N).contiguous()
+    v = valid.to(device=dev, dtype=torch.uint8).contiguous()
+    lvl = torch.empty((B * H, sum(sizes)), dtype=torch.float32, device=dev)
+    state = torch.empty((B * H, sum(sizes)), dtype=torch.int8, device=dev)
+    return s, v, lvl, state
 
 
 def _outputs(tile_counts, B, H, n_pad, dev):
@@ -236,15 +255,26 @@ def build_index_numba(scores, valid, levels, pool, topk, tile):
     """
     B, H, N = scores.shape
     n_pad, sizes, offsets, tile, n_tiles = _layout(N, levels, pool, tile)
-    lvl, state, vpad = _buffers(scores.cpu(), valid.cpu(), n_pad, sizes)
+    s, v, lvl, state = _buffers(scores.cpu(), valid.cpu(), sizes)
     tile_counts = torch.zeros((B * H, n_tiles), dtype=torch.int64)
     _select_cpu(
-        lvl.numpy(), state.numpy(), offsets, levels, pool, topk, tile, n_tiles, tile_counts.numpy()
+        s.numpy(),
+        v.numpy(),
+        H,
+        lvl.numpy(),
+        state.numpy(),
+        offsets,
+        levels,
+        pool,
+        topk,
+        tile,
+        n_tiles,
+        tile_counts.numpy(),
     )
     counts, tile_base, lo, po, slot = _outputs(tile_counts, B, H, n_pad, "cpu")
     _emit_cpu(
         state.numpy(),
-        vpad.numpy(),
+        v.numpy(),
         H,
         offsets,
         levels,
@@ -279,7 +309,7 @@ def build_index_cuda(scores, valid, levels, pool, topk, tile, threads: int = 64)
     B, H, N = scores.shape
     dev = scores.device
     n_pad, sizes, offsets, tile, n_tiles = _layout(N, levels, pool, tile)
-    lvl, state, vpad = _buffers(scores, valid.to(dev), n_pad, sizes)
+    s, vv, lvl, state = _buffers(scores, valid.to(dev), sizes)
     tile_counts = torch.zeros((B * H, n_tiles), dtype=torch.int64, device=dev)
     offs = torch.from_numpy(offsets).to(dev)
     n_work = B * H * n_tiles
@@ -290,14 +320,26 @@ def build_index_cuda(scores, valid, levels, pool, topk, tile, threads: int = 64)
     else:
         launch = (blocks, threads)
     v = _device_view
-    _select_gpu[launch](
-        v(lvl), v(state), v(offs), levels, pool, topk, tile, n_tiles, v(tile_counts)
-    )
+    if n_work:
+        _select_gpu[launch](
+            v(s),
+            v(vv),
+            H,
+            v(lvl),
+            v(state),
+            v(offs),
+            levels,
+            pool,
+            topk,
+            tile,
+            n_tiles,
+            v(tile_counts),
+        )
     counts, tile_base, lo, po, slot = _outputs(tile_counts, B, H, n_pad, dev)
     if n_work and lo.shape[1]:
         _emit_gpu[launch](
             v(state),
-            v(vpad),
+            v(vv),
             H,
             v(offs),
             levels,
