@@ -329,13 +329,13 @@ def run_accuracy(args) -> str:
     import torch
 
     import medspt
-    from medspt.api import subject_folds
+    from medspt.api import fit_fold, subject_folds
     from medspt.data import make_windows
     from medspt.datasets.gaitpd import load_gaitpd
-    from medspt.metrics import classification_metrics
 
     torch.set_num_threads(args.threads)
     t_all = time.perf_counter()
+    rev = git_revision()  # the code this run uses, read before it starts
     df = load_gaitpd(args.root)
     ws = make_windows(df, window=1000, stride=500, classes=["control", "PD"])
     folds = subject_folds(ws.y, ws.groups, n_splits=args.folds, random_state=0)
@@ -360,21 +360,33 @@ def run_accuracy(args) -> str:
     for name, extra in configs.items():
         for k, (tr, te) in enumerate(folds):
             print(f"  {name}: fold {k + 1}/{len(folds)}", file=sys.stderr, flush=True)
-            clf = medspt.SPTClassifier(**base, **extra)
-            t0 = time.perf_counter()
-            clf.fit(ws.X[tr], ws.classes[ws.y[tr]], groups=ws.groups[tr])
-            wall = time.perf_counter() - t0
-            proba = clf.predict_proba(ws.X[te])
-            met = classification_metrics(ws.y[te], proba, ws.groups[te])
+            row, clf = fit_fold(ws, tr, te, {**base, **extra})
             n_ep = sum(len(h) for h in clf.history_.values())
-            rows.append({"config": name, "fold": k, "wall_s": wall, "epochs": n_ep, **met})
+            rows.append(
+                {
+                    "config": name,
+                    "fold": k,
+                    "wall_s": row["wall_time_s"],
+                    "epochs": n_ep,
+                    **{
+                        m: row[m]
+                        for m in (
+                            "accuracy",
+                            "balanced_accuracy",
+                            "macro_f1",
+                            "roc_auc",
+                            "subject_accuracy",
+                        )
+                    },
+                }
+            )
     import pandas as pd
 
     res = pd.DataFrame(rows)
     if not args.no_write:
         args.out_dir.mkdir(parents=True, exist_ok=True)
         res.to_csv(args.out_dir / "attention_gpd.csv", index=False)
-    metrics = [c for c in ("balanced_accuracy", "accuracy", "subject_accuracy") if c in res]
+    metrics = ["balanced_accuracy", "accuracy", "subject_accuracy", "roc_auc"]
     lines = [
         "# What hierarchical attention costs on GPD-1 at 100 Hz",
         "",
@@ -409,7 +421,7 @@ def run_accuracy(args) -> str:
         f"- date: {dt.datetime.now().strftime('%Y-%m-%d %H:%M')}, wall time "
         f"{(time.perf_counter() - t_all) / 60:.1f} min",
         f"- machine: {m['cpu']}, {m['cores']} logical cores; torch threads {args.threads}",
-        f"- versions: medspt {medspt.__version__} ({git_revision()}), torch {torch.__version__}",
+        f"- versions: medspt {medspt.__version__} ({rev}), torch {torch.__version__}",
         "",
     ]
     return "\n".join(lines)

@@ -204,9 +204,11 @@ def fit_fold(
     clf.fit(ws.X[tr], ws.classes[ws.y[tr]], groups=ws.groups[tr])
     wall = perf_counter() - t0
     proba = clf.predict_proba(ws.X[te])
-    # proba columns follow clf.classes_ (training classes); map to global codes
+    # proba columns follow clf.classes_ (sorted training classes); ws.classes may be in any
+    # order (protocols fix theirs), so map by value, never by sorted position
+    code = {c: i for i, c in enumerate(ws.classes.tolist())}
     full = np.zeros((len(te), len(ws.classes)))
-    full[:, np.searchsorted(ws.classes, clf.classes_)] = proba
+    full[:, [code[c] for c in clf.classes_.tolist()]] = proba
     metrics = classification_metrics(ws.y[te], full, ws.groups[te])
     epochs = [r for stage in clf.history_.values() for r in stage]
     train_s = sum(r["seconds"] for r in epochs)

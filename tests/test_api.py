@@ -136,3 +136,15 @@ def test_evaluate_accepts_arrays_and_windowset(arrays):
         res.drop(columns=["wall_time_s", "windows_per_s"]),
         res2.drop(columns=["wall_time_s", "windows_per_s"]),
     )
+
+
+def test_fit_fold_scores_with_classes_in_any_order():
+    # protocols fix their class order (GPD-1: control, PD), which need not be sorted
+    from medspt.api import fit_fold, subject_folds
+
+    ws = medspt.make_windows(subject_frame(), window=40, classes=["slow", "fast"])
+    assert list(ws.classes) == ["slow", "fast"]
+    tr, te = subject_folds(ws.y, ws.groups, 3)[0]
+    row, clf = fit_fold(ws, tr, te, dict(FAST, pretrain=False))
+    truth = ws.classes[ws.y[te]]
+    assert row["accuracy"] == pytest.approx(np.mean(clf.predict(ws.X[te]) == truth))
