@@ -172,8 +172,10 @@ def test_killed_study_resumes_without_losing_completed_trials(tmp_path):
     assert len(failed) == 1 and "stopped while running" in failed[0].user_attrs["error"]
 
 
-def test_two_workers_share_a_journal_study(tmp_path):
-    url = f"journal:{tmp_path / 'j.log'}"
+@pytest.mark.parametrize("kind", ["journal", "sqlite"])
+def test_two_workers_started_together_share_one_study(tmp_path, kind):
+    # both processes create-or-load the same new study at the same moment
+    url = f"journal:{tmp_path / 'j.log'}" if kind == "journal" else f"sqlite:///{tmp_path / 'j.db'}"
     args = ["run", "--data", "demo", "--storage", url, "--study", "j", "--depths", "1", "2"]
     args += ["--maskings", "span", "--seeds", "0", "1", *TINY]
     procs = [subprocess.Popen(_cli(*args), env=_env(), stderr=subprocess.PIPE) for _ in range(2)]
