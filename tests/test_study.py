@@ -33,6 +33,12 @@ TINY += ["--batch-size", "128", "--cv", "2", "--window", "4s", "--quiet"]
 TINY_PARAMS = dict(d_model=8, n_heads=2, epochs=1, pretrain_epochs=1, batch_size=128)
 
 
+def _demo_study(url: str, name: str, **kw):
+    """run_study on the demo data with tiny models; ``kw`` overrides the grid etc."""
+    base = dict(depths=(1,), maskings=("span",), cv=2, window="4s", params=TINY_PARAMS)
+    return run_study("demo", storage=url, study_name=name, verbose=False, **{**base, **kw})
+
+
 def _cli(*args) -> list[str]:
     return [sys.executable, "-m", "medspt.cli", "study", *args]
 
@@ -54,18 +60,7 @@ def _cells(depths, maskings, seeds):
 @pytest.fixture(scope="module")
 def small_study(tmp_path_factory):
     url = f"sqlite:///{tmp_path_factory.mktemp('study') / 's.db'}"
-    study = run_study(
-        "demo",
-        depths=(1, 2),
-        maskings=("span",),
-        seeds=(0, 1),
-        storage=url,
-        study_name="small",
-        cv=2,
-        window="4s",
-        params=TINY_PARAMS,
-        verbose=False,
-    )
+    study = _demo_study(url, "small", depths=(1, 2), seeds=(0, 1))
     return url, study
 
 
@@ -153,17 +148,7 @@ def test_killed_study_resumes_without_losing_completed_trials(tmp_path):
         proc.wait()
     assert completed_before, "no trial completed before the deadline"
 
-    study = run_study(
-        "demo",
-        depths=(1, 2),
-        maskings=("span", "block"),
-        storage=url,
-        study_name="k",
-        cv=2,
-        window="4s",
-        params=TINY_PARAMS,
-        verbose=False,
-    )
+    study = _demo_study(url, "k", depths=(1, 2), maskings=("span", "block"))
     per_cell = _complete_per_cell(url, "k")
     assert per_cell == Counter(_cells((1, 2), ("span", "block"), (0,)))  # each exactly once
     after = {t.number: t.value for t in study.get_trials(states=(TrialState.COMPLETE,))}
@@ -191,18 +176,7 @@ def test_two_workers_started_together_share_one_study(tmp_path, kind):
 
 def test_a_worker_joins_by_storage_and_name(tmp_path):
     url = f"journal:{tmp_path / 'w.log'}"
-    run_study(
-        "demo",
-        depths=(1,),
-        maskings=("span",),
-        storage=url,
-        study_name="w",
-        cv=2,
-        window="4s",
-        params=TINY_PARAMS,
-        n_trials=1,
-        verbose=False,
-    )
+    _demo_study(url, "w", n_trials=1)
     assert sum(_complete_per_cell(url, "w").values()) == 1
     out = subprocess.run(
         _cli("worker", "--storage", url, "--study", "w", "--quiet"),
@@ -225,21 +199,12 @@ def test_a_worker_joins_by_storage_and_name(tmp_path):
 
 def test_failed_cells_keep_their_error_and_are_retried_on_resume(tmp_path):
     url = f"sqlite:///{tmp_path / 'f.db'}"
-    kw = dict(
-        depths=(1,),
-        maskings=("span",),
-        storage=url,
-        study_name="f",
-        cv=2,
-        window="4s",
-        params={**TINY_PARAMS, "channel_groups": [["no_such_channel"]]},
-        verbose=False,
-    )
-    study = run_study("demo", **kw)
+    bad_groups = {**TINY_PARAMS, "channel_groups": [["no_such_channel"]]}
+    study = _demo_study(url, "f", params=bad_groups)
     failed = study.get_trials(states=(TrialState.FAIL,))
     assert len(failed) == 2  # each cell tried once, no retry loop within a run
     assert all("no_such_channel" in t.user_attrs["error"] for t in failed)
-    study = run_study("demo", **kw)  # resume: the failed cells are tried again
+    study = _demo_study(url, "f", params=bad_groups)  # resume: failed cells are tried again
     assert len(study.get_trials(states=(TrialState.FAIL,))) == 4
 
 
@@ -282,41 +247,18 @@ def test_bad_storage_and_changed_setup_are_named(tmp_path):
     with pytest.raises(InputError, match="neither a database URL"):
         make_storage("medspt.db")
     url = f"sqlite:///{tmp_path / 'c.db'}"
-    kw = dict(
-        maskings=("span",),
-        storage=url,
-        study_name="c",
-        cv=2,
-        window="4s",
-        params=TINY_PARAMS,
-        n_trials=0,
-        verbose=False,
-    )
-    run_study("demo", depths=(1,), **kw)
+    _demo_study(url, "c", n_trials=0)
     with pytest.raises(InputError, match="already exists with another set-up.*depths"):
-        run_study("demo", depths=(1, 2), **kw)
+        _demo_study(url, "c", depths=(1, 2), n_trials=0)
     with pytest.raises(InputError, match="params may not set 'depth'"):
-        run_study("demo", depths=(1,), **{**kw, "params": {"depth": 3}})
+        _demo_study(url, "c", params={"depth": 3})
     with pytest.raises(InputError, match="maskings \\['nope'\\]"):
-        run_study("demo", depths=(1,), **{**kw, "maskings": ("nope",)})
+        _demo_study(url, "c", maskings=("nope",))
 
 
 def test_tuning_chooses_on_validation_subjects(tmp_path):
     url = f"sqlite:///{tmp_path / 't.db'}"
-    study = run_study(
-        "demo",
-        depths=(1,),
-        maskings=(),
-        seeds=(0,),
-        storage=url,
-        study_name="t",
-        cv=2,
-        window="4s",
-        params=TINY_PARAMS,
-        tune=True,
-        n_trials=2,
-        verbose=False,
-    )
+    study = _demo_study(url, "t", maskings=(), tune=True, n_trials=2)
     (cell,) = study.get_trials(states=(TrialState.COMPLETE,))
     inner = optuna.load_study(study_name="t/tune/depth1-scratch-seed0", storage=make_storage(url))
     finished = inner.get_trials(states=(TrialState.COMPLETE, TrialState.PRUNED))
