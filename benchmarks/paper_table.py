@@ -74,6 +74,11 @@ def _section(name: str, study, baselines: pd.DataFrame | None, metric: str) -> l
         markdown_table(table, metric).rstrip(),
         "",
     ]
+    lines.append(
+        f"{len(res)} fits, {res['wall_time_s'].sum() / 60:,.0f} min of training in total "
+        f"(median {res['wall_time_s'].median():,.0f} s per fit)."
+    )
+    lines.append("")
     best = table.loc[table["mean"].idxmax()]
     lines.append(
         f"Best medspt configuration: **{best['config']} at depth {int(best['depth'])}**, "
