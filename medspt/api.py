@@ -384,7 +384,8 @@ def markdown_table(table: pd.DataFrame, metric: str = "balanced_accuracy") -> st
         "|---:|---|---:|---:|---:|---:|",
     ]
     for r in table.itertuples():
-        gain = "" if pd.isna(r.gain_vs_scratch) else f"{r.gain_vs_scratch:+.3f}"
+        g = r.gain_vs_scratch
+        gain = "" if pd.isna(g) else f"{0.0 if abs(g) < 5e-4 else g:+.3f}"  # no "-0.000"
         p = getattr(r, "p_value", np.nan)
         p = "" if pd.isna(p) else f"{p:.3f} (n={r.n_pairs})"
         std = 0.0 if pd.isna(r.std) else r.std
