@@ -34,7 +34,7 @@ def _jsonable(value):
     if isinstance(value, np.ndarray):
         return [_jsonable(v) for v in value.tolist()]
     if isinstance(value, np.generic):
-        return value.item()
+        return _jsonable(value.item())  # numpy NaN/inf become None too
     if isinstance(value, float) and not np.isfinite(value):
         return None
     return value

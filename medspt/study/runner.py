@@ -39,14 +39,12 @@ from medspt.api import _check_folds, fit_fold, subject_folds, windows_from
 from medspt.data import WindowSet
 from medspt.errors import InputError
 from medspt.masking import STRATEGIES
+from medspt.persistence import _jsonable
 from medspt.study.storage import create_or_load, make_storage
 
 __all__ = ["Cell", "grid_cells", "run_study", "run_worker", "load_study_data"]
 
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
-TUNE_SPACE = "lr 3e-4..3e-3 (log), d_model {32, 64, 128}, mask_ratio 0.15..0.5, " + (
-    "pretrain_epochs {10, 20, 40}"
-)
 
 
 @dataclass(frozen=True)
@@ -247,20 +245,6 @@ def _duplicate_of(study, trial: optuna.Trial, cell: Cell) -> int | None:
     return None
 
 
-def _jsonable(v):
-    if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, (np.floating, float)):
-        return None if not np.isfinite(v) else float(v)
-    if isinstance(v, np.bool_):
-        return bool(v)
-    return v
-
-
 def _curves(clf) -> dict:
     out = {}
     for stage, rows in clf.history_.items():
@@ -284,7 +268,7 @@ def _val_score(clf) -> float:
     return float(max(vals))
 
 
-def _evaluate_cell(ws, folds, params: dict, metric: str, trial=None, report=None) -> list[dict]:
+def _evaluate_cell(ws, folds, params: dict, trial=None, report=None) -> list[dict]:
     """Fit and score every fold; with ``trial`` report the validation score after each
     fold for pruning (tuning only)."""
     rows, vals = [], []
@@ -324,7 +308,7 @@ def _tune_cell(study, cell: Cell, ws, folds, attrs: dict) -> tuple[list[dict], d
         if spt:
             p["mask_ratio"] = t.suggest_float("mask_ratio", 0.15, 0.5)
             p["pretrain_epochs"] = t.suggest_categorical("pretrain_epochs", [10, 20, 40])
-        rows = _evaluate_cell(ws, folds, p, attrs["metric"], report=t)
+        rows = _evaluate_cell(ws, folds, p, report=t)
         t.set_user_attr("folds", _jsonable(rows))
         return float(np.mean([r["val_score"] for r in rows]))
 
@@ -358,7 +342,7 @@ def _objective(study, ws, folds, attrs: dict, failed: set[Cell]):
                 trial.set_user_attr("tuned_params", _jsonable(best))
             else:
                 params = dict(attrs["params"], **cell.estimator_params())
-                rows = _evaluate_cell(ws, folds, params, metric, trial=trial)
+                rows = _evaluate_cell(ws, folds, params, trial=trial)
         except optuna.TrialPruned:
             raise
         except Exception as e:
