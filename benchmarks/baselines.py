@@ -804,6 +804,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="interpreter with tsai installed (default: $MEDSPT_TSAI_PYTHON, else this one)",
     )
     p.add_argument("--out", type=Path, default=RESULTS, help="folder for the results")
+    p.add_argument(
+        "--tag",
+        default=None,
+        help="write baselines_<protocol>_<tag>.{csv,md}, e.g. to keep runs with other budgets",
+    )
     p.add_argument("--no-write", action="store_true", help="print only, write no files")
     p.add_argument("--worker", help=argparse.SUPPRESS)  # internal: spec file of a sub-run
     args = p.parse_args(argv)
@@ -940,7 +945,8 @@ def main(argv: list[str] | None = None) -> int:
     print(report)
     if not args.no_write and len(df):
         args.out.mkdir(parents=True, exist_ok=True)
-        csv_path, md_path = args.out / f"baselines_{name}.csv", args.out / f"baselines_{name}.md"
+        stem = f"baselines_{name}" + (f"_{args.tag}" if args.tag else "")
+        csv_path, md_path = args.out / f"{stem}.csv", args.out / f"{stem}.md"
         df.to_csv(csv_path, index=False)
         md_path.write_text(report)
         print(f"wrote {csv_path} and {md_path}")

@@ -1,9 +1,8 @@
 """The capacity-versus-pretraining table on the real datasets, next to the tsai baselines.
 
 For each protocol (GPD-1 and NE-1; CAM-1 when its signals are present) this runs the grid
-depth × {scratch, SPT with each masking} × seeds as a medspt study (resumable: the studies
-live in ``--storage``, by default a SQLite file under ``benchmarks/results/studies/``,
-which git ignores), then writes ``benchmarks/results/paper_table.md`` with one table per
+depth × {scratch, label-only with ALiBi positions, SPT with each masking} × seeds as a
+medspt study, then writes ``benchmarks/results/paper_table.md`` with one table per
 protocol: accuracy mean ± std over folds × seeds, the gain of each masking over scratch
 with its paired Wilcoxon p-value, and the tsai baselines scored on the same folds when
 ``benchmarks/results/baselines_<protocol>.csv`` exists (``benchmarks/baselines.py``).
@@ -12,6 +11,12 @@ with its paired Wilcoxon p-value, and the tsai baselines scored on the same fold
     python benchmarks/paper_table.py --depths 1 2 --maskings span block \\
         --pretrain-epochs 10 --epochs 15                            # a reduced grid
     python benchmarks/paper_table.py --report-only                  # tables from the studies
+
+The studies live in ``--storage``, by default the Optuna journal file
+``benchmarks/results/studies/paper_table.log``, which is committed: the grid takes many
+hours on a small CPU, so any machine with the data can resume it where the last run
+stopped (and several processes can share it: run one per protocol). Cells run seed by
+seed, so a partial study has covered every depth and configuration once before it repeats.
 
 Real data is found through ``MEDSPT_DATA`` or ``--root`` (a folder holding ``gaitpdb/``
 and ``noneeg/``); protocols whose data is missing are reported as skipped.
@@ -54,6 +59,23 @@ def _params(args) -> dict:
     }
 
 
+def _progress(study, res: pd.DataFrame) -> str:
+    """How much of the grid is complete, and what is missing."""
+    from medspt.study.runner import _cells
+
+    cells = _cells(study.user_attrs["medspt"])
+    done = set(zip(res["depth"], res["config"], res["seed"]))
+    missing = [c for c in cells if (c.depth, c.config, c.seed) not in done]
+    if not missing:
+        return f"All {len(cells)} cells of the grid are complete."
+    by_seed = pd.Series([c.seed for c in missing]).value_counts().sort_index()
+    return (
+        f"**Partial: {len(cells) - len(missing)} of {len(cells)} cells complete**; missing "
+        + ", ".join(f"{n} cells of seed {s}" for s, n in by_seed.items())
+        + f" (next: {missing[0].key}). Rerun the same command to resume the study."
+    )
+
+
 def _section(name: str, study, baselines: pd.DataFrame | None, metric: str) -> list[str]:
     from medspt.api import markdown_table
     from medspt.study import capacity_table, results_frame
@@ -78,6 +100,7 @@ def _section(name: str, study, baselines: pd.DataFrame | None, metric: str) -> l
         f"{len(res)} fits, {res['wall_time_s'].sum() / 60:,.0f} min of training in total "
         f"(median {res['wall_time_s'].median():,.0f} s per fit)."
     )
+    lines += ["", _progress(study, res)]
     lines.append("")
     best = table.loc[table["mean"].idxmax()]
     lines.append(
@@ -123,7 +146,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--metric", default="balanced_accuracy")
     ap.add_argument("--root", default=None, help="data root (default: MEDSPT_DATA)")
-    ap.add_argument("--storage", default=f"sqlite:///{RESULTS / 'studies' / 'paper_table.db'}")
+    ap.add_argument(
+        "--no-alibi", action="store_true", help="leave out the scratch-alibi configuration"
+    )
+    ap.add_argument("--storage", default=f"journal:{RESULTS / 'studies' / 'paper_table.log'}")
     ap.add_argument("--report-only", action="store_true", help="tables from existing studies")
     ap.add_argument("--out", type=Path, default=RESULTS / "paper_table.md")
     args = ap.parse_args(argv)
@@ -153,14 +179,17 @@ def main(argv: list[str] | None = None) -> int:
                 protocol=name,
                 depths=args.depths,
                 maskings=args.maskings,
+                alibi=not args.no_alibi,
                 seeds=args.seeds,
                 storage=args.storage,
                 study_name=study_name,
                 metric=args.metric,
                 params=_params(args),
             )
-        base_csv = RESULTS / f"baselines_{name}.csv"
-        baselines = pd.read_csv(base_csv) if base_csv.is_file() else None
+        # baselines_<protocol>.csv plus tagged runs (baselines_<protocol>_<tag>.csv)
+        base_csvs = sorted(RESULTS.glob(f"baselines_{name}.csv"))
+        base_csvs += sorted(RESULTS.glob(f"baselines_{name}_*.csv"))
+        baselines = pd.concat([pd.read_csv(f) for f in base_csvs]) if base_csvs else None
         sections += _section(name, study, baselines, args.metric)
     m = machine()
     cmd = " ".join(["python benchmarks/paper_table.py", *argv])

@@ -373,15 +373,22 @@ def summarize(results: pd.DataFrame, metric: str = "balanced_accuracy") -> pd.Da
     out["gain_vs_scratch"] = gains
     out["n_pairs"] = n_pairs
     out["p_value"] = p_values
+    # attention-proximity diagnostics of the models (studies record them per fold)
+    for col in ("attention_distance", "locality_ratio"):
+        if col in results.columns:
+            means = results.groupby(["depth", "config"], sort=False)[col].mean()
+            out[col] = [means.get((d, c), np.nan) for d, c in zip(out["depth"], out["config"])]
     return out
 
 
 def markdown_table(table: pd.DataFrame, metric: str = "balanced_accuracy") -> str:
-    """A :func:`summarize` table as Markdown: mean ± std, runs, gain over scratch, p-value."""
+    """A :func:`summarize` table as Markdown: mean ± std, runs, gain over scratch, p-value,
+    and the models' mean attention distance and locality ratio when the table has them."""
+    diag = "attention_distance" in table.columns and table["attention_distance"].notna().any()
     lines = [
         f"| depth | configuration | {metric} (mean ± std) | folds×seeds | gain vs scratch "
-        "| p (paired) |",
-        "|---:|---|---:|---:|---:|---:|",
+        "| p (paired) |" + (" attention distance | locality |" if diag else ""),
+        "|---:|---|---:|---:|---:|---:|" + ("---:|---:|" if diag else ""),
     ]
     for r in table.itertuples():
         g = r.gain_vs_scratch
@@ -392,5 +399,10 @@ def markdown_table(table: pd.DataFrame, metric: str = "balanced_accuracy") -> st
         depth = "–" if pd.isna(r.depth) else int(r.depth)
         lines.append(
             f"| {depth} | {r.config} | {r.mean:.3f} ± {std:.3f} | {r.count} | {gain} | {p} |"
+            + (f" {_num(r.attention_distance)} | {_num(r.locality_ratio)} |" if diag else "")
         )
     return "\n".join(lines) + "\n"
+
+
+def _num(x) -> str:
+    return "" if pd.isna(x) else f"{x:.2f}"

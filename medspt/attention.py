@@ -244,6 +244,47 @@ class HierarchicalAttention(nn.Module):
             f"impl={self.impl!r}, dropout={self.dropout}"
         )
 
+    def attention_weights(self, q, k, key_padding_mask=None) -> torch.Tensor:
+        """The attention ``forward`` applies, spread back over tokens: ``(B, H, N, N)``.
+
+        Query ``i`` gets the row of the entry covering it; an entry covering ``m`` key
+        tokens shares its probability equally among them (its value is their mean).
+        Rows and columns of padding are zero. For diagnostics: this builds N × N."""
+        B, H, N, Dh = q.shape
+        part = select_partition(
+            token_scores(q, k),
+            key_padding_mask,
+            self.levels,
+            self.pool,
+            self.topk,
+            self.tile,
+            self.impl,
+        )
+        S = part.level_idx.shape[-1]
+        out = q.new_zeros(B, H, N, N)
+        if S == 0:
+            return out
+        slot = part.slot[..., :N]  # (B, H, N)
+        dump = torch.where(slot >= 0, slot, S)
+        n_tok = torch.zeros(B, H, S + 1, dtype=q.dtype, device=q.device)
+        n_tok.scatter_add_(-1, dump, torch.ones_like(dump, dtype=q.dtype))
+        idx = dump[..., None].expand(B, H, N, Dh)
+
+        def entry_mean(t):
+            z = t.new_zeros(B, H, S + 1, Dh).scatter_add(2, idx, t)
+            return z[:, :, :S] / n_tok[..., :S, None].clamp_min(1.0)
+
+        qs, ks = entry_mean(q), entry_mean(k)
+        s = qs @ ks.transpose(-2, -1) / math.sqrt(Dh)  # (B, H, S, S)
+        keep = torch.arange(S, device=q.device) < part.counts[..., None]
+        keep |= (part.counts == 0)[..., None]
+        p = torch.softmax(s.masked_fill(~keep[:, :, None, :], -math.inf), dim=-1)
+        # append a zero row and column for padding, then expand entries to tokens
+        p = F.pad(p, (0, 1, 0, 1))  # (B, H, S+1, S+1)
+        share = p / n_tok.clamp_min(1.0)[:, :, None, :]
+        rows = share.gather(2, dump[..., None].expand(B, H, N, S + 1))  # (B, H, N, S+1)
+        return rows.gather(3, dump[:, :, None, :].expand(B, H, N, N))
+
     def forward(self, q, k, v, key_padding_mask=None):
         # q, k, v: (B, H, N, Dh); key_padding_mask: (B, N), True = padding
         B, H, N, Dh = q.shape
@@ -285,6 +326,11 @@ class HierarchicalAttention(nn.Module):
 
 
 def _from_config(cfg) -> HierarchicalAttention:
+    if cfg.positional == "alibi":
+        raise ValueError(
+            "positional='alibi' biases every token pair and needs attention='full'; "
+            "hierarchical attention pools tokens, so use positional='learned' or 'sinusoidal'"
+        )
     options = {"dropout": cfg.attention_dropout, **(cfg.attention_options or {})}
     return HierarchicalAttention(**options)
 

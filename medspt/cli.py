@@ -1,4 +1,4 @@
-"""Command line: ``medspt demo | fit | predict | evaluate``."""
+"""Command line: ``medspt demo | fit | predict | evaluate | diagnose``."""
 
 from __future__ import annotations
 
@@ -235,6 +235,36 @@ def cmd_evaluate(a) -> int:
     return 0
 
 
+def cmd_diagnose(a) -> int:
+    from medspt.diagnostics import write_diagnostics
+    from medspt.persistence import load
+
+    names = a.names or [Path(m).name.split(".")[0] for m in a.models]
+    if len(names) != len(a.models):
+        raise InputError(f"--names gives {len(names)} names for {len(a.models)} models")
+    if len(set(names)) != len(names):
+        raise InputError(f"model names must differ, got {names}; pass --names")
+    models = {n: load(m) for n, m in zip(names, a.models)}
+    if a.data == "demo":
+        from medspt.synthetic import make_demo_frame
+
+        df = make_demo_frame()
+    else:
+        df = _read_table(a.data)
+    for n, m in zip(names, a.models):
+        if models[n].frame_spec_ is None:
+            raise InputError(
+                f"model {m!r} was fitted on arrays, not a DataFrame; use "
+                "medspt.diagnostics.write_diagnostics with its windows"
+            )
+    table = write_diagnostics(models, df, a.out, w=a.w, max_windows=a.max_windows)
+    cols = ["model", "depth", "attention_distance", "uniform_distance", "locality_ratio"]
+    cols += [c for c in ("positional_spearman",) if c in table]
+    print(table[cols].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    print(f"tables and figures in {a.out} (summary.md, distance_profiles.png, positional_*.png)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from medspt._version import __version__
 
@@ -276,6 +306,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--metric", default="balanced_accuracy")
     p.add_argument("--out", default="medspt-evaluation")
     p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser(
+        "diagnose", help="attention-proximity diagnostics of fitted models (scratch vs SPT)"
+    )
+    p.add_argument("models", nargs="+", help="model files, e.g. a scratch and an SPT model")
+    p.add_argument(
+        "--data", required=True, help="long-format .csv/.parquet file (cut as in training) or demo"
+    )
+    p.add_argument("--names", nargs="+", help="a name per model (default: file names)")
+    p.add_argument("--out", default="medspt-diagnostics", help="output folder")
+    p.add_argument("--w", type=int, default=1, help="locality radius in tokens (default 1)")
+    p.add_argument("--max-windows", type=int, default=512, help="windows to average over")
+    p.set_defaults(func=cmd_diagnose)
 
     from medspt.datasets.cli import add_datasets_parser
 

@@ -74,7 +74,9 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
     attn_dropout : float or None, default=None
         Dropout of the attention weights; None = ``dropout``. On CPU, 0 keeps torch's
         fused attention kernel: several times faster for windows of hundreds of tokens.
-    positional : {"learned", "sinusoidal", "none"}, default="learned"
+    positional : {"learned", "sinusoidal", "alibi", "none"}, default="learned"
+        Where a token sits in the window. ``"alibi"`` adds no embedding but biases every
+        attention score by ``-m_h·|i−j|`` (a fixed proximity prior; full attention only).
     pooling : {"mean", "cls"}, default="mean"
     attention : {"full", "hierarchical"}, default="full"
         Attention module. ``"hierarchical"`` attends over a pooled pyramid of tokens
@@ -576,15 +578,23 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             return self._predict_frame(X)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
-    def _predict_frame(self, df: pd.DataFrame) -> FramePredictions:
-        spec: WindowSpec = self.frame_spec_
+    def frame_windows(self, df: pd.DataFrame) -> WindowSet:
+        """Cut a long DataFrame into windows the way this model's training data was cut
+        (same channels, window, stride and sampling rate; labels if the frame has them)."""
+        check_is_fitted(self, "model_")
+        spec: WindowSpec | None = self.frame_spec_
+        if spec is None:
+            raise InputError(
+                "this model was fitted on arrays, not a DataFrame: cut new data into "
+                f"windows of {self.n_steps_} steps yourself"
+            )
         missing = [c for c in spec.channels if c not in df.columns]
         if missing:
             raise InputError(
                 f"the DataFrame lacks channel column(s) {missing} that the model was trained "
                 f"on; expected channels {list(spec.channels)}"
             )
-        ws = make_windows(
+        return make_windows(
             df,
             window=spec.window,
             stride=spec.stride,
@@ -596,6 +606,9 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             fs=spec.fs,
             classes=self.classes_,
         )
+
+    def _predict_frame(self, df: pd.DataFrame) -> FramePredictions:
+        ws = self.frame_windows(df)
         proba = self.predict_proba(ws.X)
         win = ws.meta[["subject", "recording", "start", "stop"]].copy()
         win["predicted"] = self.classes_[proba.argmax(1)]

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 
 from medspt.errors import InputError
 
-POSITIONAL = ("learned", "sinusoidal", "none")
+POSITIONAL = ("learned", "sinusoidal", "alibi", "none")
 POOLING = ("mean", "cls")
 
 
@@ -99,20 +99,65 @@ class ModelConfig:
 # --------------------------------------------------------------------------- attention
 
 
+def alibi_slopes(n_heads: int) -> torch.Tensor:
+    """ALiBi's per-head slopes ``2**(-8h/H)``, h = 1..H (Press et al. 2022), shape (H,)."""
+    return torch.tensor([2.0 ** (-8.0 * h / n_heads) for h in range(1, n_heads + 1)])
+
+
+def alibi_bias(n_heads: int, n_tokens: int, has_cls: bool = False) -> torch.Tensor:
+    """Non-causal ALiBi bias ``-m_h·|i - j|`` between patch tokens, shape (H, N, N).
+
+    A class token (first position, ``has_cls``) has no place in time: its bias is zero."""
+    off = int(has_cls)
+    pos = torch.arange(n_tokens - off, dtype=torch.float32)
+    dist = (pos[:, None] - pos[None, :]).abs()  # (N', N')
+    bias = torch.zeros(n_heads, n_tokens, n_tokens)
+    bias[:, off:, off:] = -alibi_slopes(n_heads)[:, None, None] * dist
+    return bias
+
+
 class FullAttention(nn.Module):
-    """Exact softmax attention over all tokens (``scaled_dot_product_attention``)."""
+    """Exact softmax attention over all tokens (``scaled_dot_product_attention``).
+
+    With ``positional="alibi"`` the scores get ALiBi's proximity bias (see
+    :func:`alibi_bias`)."""
 
     def __init__(self, config: ModelConfig):
         super().__init__()
         self.dropout = config.attention_dropout
+        self.n_heads = config.n_heads
+        self.alibi = config.positional == "alibi"
+        self.has_cls = config.pooling == "cls"
+        self._bias: torch.Tensor | None = None
+
+    def _mask(self, q, key_padding_mask):
+        """SDPA's ``attn_mask``: boolean (True = attend), float (additive), or None."""
+        N = q.shape[2]
+        pad = None
+        if key_padding_mask is not None:
+            pad = ~key_padding_mask[:, None, None, :]  # (B, 1, 1, N), True = attend
+        if not self.alibi:
+            return pad
+        if self._bias is None or self._bias.shape[-1] != N or self._bias.device != q.device:
+            self._bias = alibi_bias(self.n_heads, N, self.has_cls).to(q.device)
+        bias = self._bias.to(q.dtype)[None]  # (1, H, N, N)
+        if pad is not None:
+            bias = bias.masked_fill(~pad, -math.inf)  # (B, H, N, N)
+        return bias
 
     def forward(self, q, k, v, key_padding_mask=None):
         # q, k, v: (B, H, N, Dh); key_padding_mask: (B, N), True = padding
-        mask = None
-        if key_padding_mask is not None:
-            mask = ~key_padding_mask[:, None, None, :]  # (B, 1, 1, N), True = attend
         p = self.dropout if self.training else 0.0
+        mask = self._mask(q, key_padding_mask)
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
+
+    def attention_weights(self, q, k, key_padding_mask=None) -> torch.Tensor:
+        """The attention probabilities ``forward`` uses, ``(B, H, N, N)`` (no dropout)."""
+        s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, H, N, N)
+        mask = self._mask(q, key_padding_mask)
+        if mask is not None:
+            s = s.masked_fill(~mask, -math.inf) if mask.dtype == torch.bool else s + mask
+        return torch.softmax(s, dim=-1)
 
 
 ATTENTION: dict[str, Callable[[ModelConfig], nn.Module]] = {"full": FullAttention}

@@ -13,7 +13,13 @@ import pandas as pd  # noqa: E402
 
 from medspt.api import summarize  # noqa: E402
 
-__all__ = ["plot_accuracy_vs_depth", "plot_gain_vs_depth", "plot_history"]
+__all__ = [
+    "plot_accuracy_vs_depth",
+    "plot_distance_profiles",
+    "plot_gain_vs_depth",
+    "plot_history",
+    "plot_positional_score",
+]
 
 
 def _save(fig, path) -> Path:
@@ -91,4 +97,62 @@ def plot_gain_vs_depth(table: pd.DataFrame, path, metric: str = "balanced_accura
     ax.grid(alpha=0.3)
     if len(spt):
         ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def plot_distance_profiles(profiles: dict, path, title: str | None = None) -> Path:
+    """Attention weight against token distance, one panel per layer, one line per model.
+
+    ``profiles`` maps a model name (e.g. ``"scratch"``, ``"spt-span"``) to its
+    :class:`medspt.diagnostics.AttentionProfile`; lines are means over heads, scaled by
+    the number of tokens ``N`` so that uniform attention is the dotted line at 1. Models
+    of different depths share the panels of the layers they have."""
+    if not profiles:
+        raise ValueError("profiles is empty")
+    depth = max(p.profile.shape[0] for p in profiles.values())
+    cols = min(depth, 4)
+    rows = -(-depth // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.9 * rows), squeeze=False)
+    for layer, ax in enumerate(axes.ravel()):
+        if layer >= depth:
+            ax.set_axis_off()
+            continue
+        spread = 1.0
+        for name, prof in profiles.items():
+            if layer < prof.profile.shape[0]:
+                y = prof.profile[layer].mean(0) * prof.n_tokens  # vs uniform, (N,)
+                ratio = prof.locality_ratio[layer].mean()
+                ax.plot(np.arange(len(y)), y, label=f"{name} (locality {ratio:.2f})")
+            spread = max(spread, float(y.max() / max(y.min(), 1e-12)))
+        ax.axhline(1.0, color="black", linestyle=":", linewidth=1, label="uniform")
+        if spread > 10:  # sharply local attention: a log axis shows the tail
+            ax.set_yscale("log")
+        ax.set_title(f"layer {layer + 1}", fontsize=9)
+        ax.set_xlabel("token distance |i − j|", fontsize=8)
+        ax.set_ylabel("attention weight × N", fontsize=8)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6)
+    fig.suptitle(
+        title or "attention by token distance, relative to uniform (mean over heads)", fontsize=10
+    )
+    return _save(fig, path)
+
+
+def plot_positional_score(score, path, title: str | None = None) -> Path:
+    """Heatmaps of the input-free positional score ``S(i, j)``: rows = layers, columns =
+    heads, each titled with its Spearman ρ against ``−|i − j|``."""
+    S = score.scores
+    L, H = S.shape[:2]
+    fig, axes = plt.subplots(
+        L, H, figsize=(1.9 * H + 0.6, 1.9 * L + 0.6), squeeze=False, sharex=True, sharey=True
+    )
+    for li in range(L):
+        for h in range(H):
+            ax = axes[li, h]
+            m = S[li, h]
+            lim = float(np.abs(m).max()) or 1.0
+            ax.imshow(m, cmap="RdBu_r", vmin=-lim, vmax=lim, interpolation="nearest")
+            ax.set_title(f"L{li + 1} h{h + 1}  ρ={score.spearman[li, h]:.2f}", fontsize=7)
+            ax.tick_params(labelsize=6)
+    fig.suptitle(title or f"positional score S(i, j) ({score.positional} positions)", fontsize=10)
     return _save(fig, path)

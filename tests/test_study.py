@@ -273,3 +273,37 @@ def test_tuning_chooses_on_validation_subjects(tmp_path):
     assert {"lr", "d_model"} <= set(best.params) and "mask_ratio" not in best.params
     res = results_frame(study)
     assert res["tuned_d_model"].iloc[0] == best.params["d_model"]
+
+
+def test_alibi_configuration_and_attention_columns_reach_the_report(tmp_path):
+    url = f"journal:{tmp_path / 'a.log'}"
+    study = _demo_study(url, "alibi", alibi=True, maskings=(), seeds=(0,))
+    assert _complete_per_cell(url, "alibi") == Counter(
+        {(1, "scratch", 0): 1, (1, "scratch-alibi", 0): 1}
+    )
+    res = results_frame(study)
+    assert {"attention_distance", "uniform_distance", "locality_ratio"} <= set(res.columns)
+    alibi = res[res.config == "scratch-alibi"]
+    assert (alibi["positional"] == "alibi").all() and not alibi["pretrain"].any()
+    # N = 10 tokens per 4-s window: uniform attention's mean distance is (N²-1)/(3N) = 3.3
+    assert res["uniform_distance"].unique().tolist() == [pytest.approx(3.3)]
+    paths = write_report(study, tmp_path / "rep")
+    table = pd.read_csv(paths["capacity"]).set_index("config")
+    for config in ("scratch", "scratch-alibi"):
+        mine = res[res.config == config]
+        assert table.loc[config, "locality_ratio"] == pytest.approx(mine["locality_ratio"].mean())
+        assert table.loc[config, "attention_distance"] == pytest.approx(
+            mine["attention_distance"].mean()
+        )
+    # ALiBi's fixed bias keeps attention closer than learned positions after one epoch
+    assert table.loc["scratch-alibi", "locality_ratio"] > table.loc["scratch", "locality_ratio"]
+    assert table.loc["scratch-alibi", "gain_vs_scratch"] == pytest.approx(
+        alibi["balanced_accuracy"].mean() - res[res.config == "scratch"]["balanced_accuracy"].mean()
+    )
+    text = paths["report"].read_text()
+    assert "attention distance | locality |" in text and "| 1 | scratch-alibi |" in text
+
+
+def test_params_may_not_set_what_the_grid_sets(tmp_path):
+    with pytest.raises(InputError, match="params may not set 'positional'"):
+        _demo_study(f"sqlite:///{tmp_path / 'p.db'}", "p", params={"positional": "alibi"})

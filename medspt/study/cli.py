@@ -49,6 +49,7 @@ def cmd_run(a) -> int:
         depths=a.depths,
         maskings=a.maskings,
         scratch=not a.no_scratch,
+        alibi=a.alibi,
         seeds=a.seeds,
         storage=a.storage,
         study_name=a.study,
@@ -58,6 +59,7 @@ def cmd_run(a) -> int:
         window=window,
         metric=a.metric,
         params=_model_params(a),
+        diagnostics=not a.no_diagnostics,
         verbose=not a.quiet,
     )
     print(
@@ -130,6 +132,16 @@ def add_study_parser(subparsers) -> argparse.ArgumentParser:
     q.add_argument("--depths", type=int, nargs="+", default=[1, 2, 4, 8])
     q.add_argument("--maskings", nargs="+", default=list(STRATEGIES), choices=STRATEGIES)
     q.add_argument("--no-scratch", action="store_true", help="leave out scratch models")
+    q.add_argument(
+        "--alibi",
+        action="store_true",
+        help="add scratch-alibi: label-only training with ALiBi's proximity bias",
+    )
+    q.add_argument(
+        "--no-diagnostics",
+        action="store_true",
+        help="skip the attention distance / locality of each fold's model",
+    )
     q.add_argument("--seeds", type=int, nargs="+", default=[0])
     q.add_argument("--cv", type=int, default=5, help="subject-wise folds (data files only)")
     q.add_argument("--window", default="auto", help="samples (200) or seconds (10s)")

@@ -30,7 +30,11 @@ def refresh_note(study: optuna.Study) -> None:
     grid = attrs.get("grid", {})
     total = (
         len(grid.get("depths", []))
-        * (int(grid.get("scratch", True)) + len(grid.get("maskings", [])))
+        * (
+            int(grid.get("scratch", True))
+            + int(grid.get("alibi", False))
+            + len(grid.get("maskings", []))
+        )
         * len(grid.get("seeds", []))
     )
     note = (

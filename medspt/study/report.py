@@ -29,8 +29,9 @@ def results_frame(study: optuna.Study) -> pd.DataFrame:
         base = {
             "config": config,
             "depth": int(t.params["depth"]),
-            "masking": None if config == "scratch" else config.removeprefix("spt-"),
-            "pretrain": config != "scratch",
+            "masking": config.removeprefix("spt-") if config.startswith("spt-") else None,
+            "pretrain": config.startswith("spt-"),
+            "positional": "alibi" if config.endswith("alibi") else "learned",
             "seed": int(t.params["seed"]),
         }
         tuned = t.user_attrs.get("tuned_params") or {}
@@ -101,13 +102,24 @@ def write_report(
         f"scored on held-out subjects: {metric.replace('_', ' ')} averaged over "
         f"{attrs.get('n_folds', '?')} subject-wise folds × {n_seeds} "
         "seed(s). *scratch* trains on the labels only; *spt-X* first learns to reconstruct "
-        "signals hidden by masking strategy X, then trains on the labels. *gain vs scratch* "
+        "signals hidden by masking strategy X, then trains on the labels; *scratch-alibi* "
+        "trains on the labels only, with ALiBi's proximity bias (-m·|i−j| added to the "
+        "attention scores) instead of learned positions. *gain vs scratch* "
         "is the mean difference to scratch on the same fold and seed; *p* is a two-sided "
         "Wilcoxon signed-rank test on those differences (n pairs). Folds share subjects "
         "across seeds, so treat small p-values with care.",
         "",
         markdown_table(table, metric).rstrip(),
     ]
+    if "attention_distance" in table.columns:
+        lines += [
+            "",
+            "*attention distance*: mean token distance |i−j| under the models' attention on "
+            "their test windows (uniform attention: (N²−1)/(3N)); *locality*: attention mass "
+            "within one token, divided by its share under uniform attention (1 = no "
+            "preference for nearby tokens). Means over folds, seeds, layers and heads; see "
+            "`medspt.diagnostics`.",
+        ]
     if baselines is not None and len(baselines):
         lines += _baseline_lines(baselines, metric)
     lines += [

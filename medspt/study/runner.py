@@ -66,6 +66,13 @@ class Cell:
     def estimator_params(self) -> dict:
         if self.config == "scratch":
             return {"depth": self.depth, "pretrain": False, "random_state": self.seed}
+        if self.config == "scratch-alibi":  # label-only training with a proximity prior
+            return {
+                "depth": self.depth,
+                "pretrain": False,
+                "positional": "alibi",
+                "random_state": self.seed,
+            }
         masking = self.config.removeprefix("spt-")
         return {
             "depth": self.depth,
@@ -75,17 +82,33 @@ class Cell:
         }
 
 
+def grid_configs(maskings: Sequence[str], scratch: bool, alibi: bool = False) -> list[str]:
+    """Configuration names: ``scratch``, ``scratch-alibi`` (label-only with ALiBi
+    positions), then ``spt-<masking>`` for each masking."""
+    return (
+        (["scratch"] if scratch else [])
+        + (["scratch-alibi"] if alibi else [])
+        + [f"spt-{m}" for m in maskings]
+    )
+
+
 def grid_cells(
-    depths: Sequence[int], maskings: Sequence[str], scratch: bool, seeds: Sequence[int]
+    depths: Sequence[int],
+    maskings: Sequence[str],
+    scratch: bool,
+    seeds: Sequence[int],
+    alibi: bool = False,
 ) -> list[Cell]:
-    """Every cell, ordered by depth, then configuration, then seed."""
-    configs = (["scratch"] if scratch else []) + [f"spt-{m}" for m in maskings]
-    return [Cell(int(d), c, int(s)) for d in depths for c in configs for s in seeds]
+    """Every cell, ordered by seed, then depth, then configuration: a study that stops
+    early (or is watched while it runs) has covered the whole grid once before it
+    repeats it with the next seed."""
+    configs = grid_configs(maskings, scratch, alibi)
+    return [Cell(int(d), c, int(s)) for s in seeds for d in depths for c in configs]
 
 
 def _search_space(attrs: dict) -> dict:
     g = attrs["grid"]
-    configs = (["scratch"] if g["scratch"] else []) + [f"spt-{m}" for m in g["maskings"]]
+    configs = grid_configs(g["maskings"], g["scratch"], g.get("alibi", False))
     return {"depth": list(g["depths"]), "config": configs, "seed": list(g["seeds"])}
 
 
@@ -116,7 +139,7 @@ class CellGridSampler(optuna.samplers.GridSampler):
 
 def _cells(attrs: dict) -> list[Cell]:
     g = attrs["grid"]
-    return grid_cells(g["depths"], g["maskings"], g["scratch"], g["seeds"])
+    return grid_cells(g["depths"], g["maskings"], g["scratch"], g["seeds"], g.get("alibi", False))
 
 
 # --------------------------------------------------------------------------- data
@@ -268,12 +291,30 @@ def _val_score(clf) -> float:
     return float(max(vals))
 
 
-def _evaluate_cell(ws, folds, params: dict, trial=None, report=None) -> list[dict]:
+def _attention_stats(clf, X) -> dict:
+    """Mean attention distance and locality ratio of a fold's model on (up to 256 of)
+    its test windows, and the proximity statistics of its positional score; see
+    :mod:`medspt.diagnostics`."""
+    from medspt.diagnostics import attention_profile, positional_score
+
+    stats = attention_profile(clf, X, max_windows=256).overall()
+    if clf.model_.config.positional != "none":
+        score = positional_score(clf)
+        stats["positional_spearman"] = float(np.nanmean(score.spearman))
+        stats["positional_slope"] = float(np.nanmean(score.slope))
+    return stats
+
+
+def _evaluate_cell(
+    ws, folds, params: dict, trial=None, report=None, diagnostics: bool = False
+) -> list[dict]:
     """Fit and score every fold; with ``trial`` report the validation score after each
-    fold for pruning (tuning only)."""
+    fold for pruning (tuning only); with ``diagnostics`` add attention statistics."""
     rows, vals = [], []
     for k, (tr, te) in enumerate(folds):
         row, clf = fit_fold(ws, tr, te, params)
+        if diagnostics:
+            row.update(_attention_stats(clf, ws.X[te]))
         row = {"fold": k, **row, "curves": _curves(clf)}
         if report is not None:
             vals.append(_val_score(clf))
@@ -308,7 +349,7 @@ def _tune_cell(study, cell: Cell, ws, folds, attrs: dict) -> tuple[list[dict], d
         if spt:
             p["mask_ratio"] = t.suggest_float("mask_ratio", 0.15, 0.5)
             p["pretrain_epochs"] = t.suggest_categorical("pretrain_epochs", [10, 20, 40])
-        rows = _evaluate_cell(ws, folds, p, report=t)
+        rows = _evaluate_cell(ws, folds, p, report=t, diagnostics=attrs.get("diagnostics", False))
         t.set_user_attr("folds", _jsonable(rows))
         return float(np.mean([r["val_score"] for r in rows]))
 
@@ -342,7 +383,9 @@ def _objective(study, ws, folds, attrs: dict, failed: set[Cell]):
                 trial.set_user_attr("tuned_params", _jsonable(best))
             else:
                 params = dict(attrs["params"], **cell.estimator_params())
-                rows = _evaluate_cell(ws, folds, params, trial=trial)
+                rows = _evaluate_cell(
+                    ws, folds, params, trial=trial, diagnostics=attrs.get("diagnostics", False)
+                )
         except optuna.TrialPruned:
             raise
         except Exception as e:
@@ -405,6 +448,7 @@ def run_study(
     depths: Sequence[int] = (1, 2, 4, 8),
     maskings: Sequence[str] = STRATEGIES,
     scratch: bool = True,
+    alibi: bool = False,
     seeds: Sequence[int] = (0,),
     storage: str = "sqlite:///medspt.db",
     study_name: str | None = None,
@@ -415,6 +459,7 @@ def run_study(
     stride: int | str | None = None,
     metric: str = "balanced_accuracy",
     params: dict | None = None,
+    diagnostics: bool = True,
     verbose: bool = True,
 ) -> optuna.Study:
     """Run (or resume, or join) the capacity-versus-pretraining study.
@@ -429,6 +474,10 @@ def run_study(
         Use a dataset protocol's windows and folds (DESIGN §4).
     depths, maskings, scratch, seeds
         The grid: every depth × {scratch, SPT with each masking} × seed.
+    alibi : bool
+        Add the configuration ``scratch-alibi``: label-only training with ALiBi's
+        proximity bias instead of learned positions. Does an explicit proximity prior
+        close the gap that SPT closes?
     storage : str
         Optuna storage URL: ``sqlite:///file.db`` (default ``sqlite:///medspt.db``), any
         SQLAlchemy URL, or ``journal:file.log`` for several workers without a database.
@@ -448,6 +497,9 @@ def run_study(
         The trial value: mean over folds of this test metric.
     params : dict, optional
         Further :class:`~medspt.SPTClassifier` parameters shared by every cell.
+    diagnostics : bool
+        Record each fold model's mean attention distance and locality ratio on its test
+        windows (:mod:`medspt.diagnostics`); the report shows them per configuration.
 
     Returns
     -------
@@ -456,7 +508,7 @@ def run_study(
         curves) as user attributes; see :func:`medspt.study.results_frame`.
     """
     params = dict(params or {})
-    for bad in ("depth", "pretrain", "masking", "random_state"):
+    for bad in ("depth", "pretrain", "masking", "random_state", "positional"):
         if bad in params:
             raise InputError(f"params may not set {bad!r}: the grid sets it per cell")
     unknown = [m for m in maskings if m not in STRATEGIES]
@@ -466,7 +518,7 @@ def run_study(
         raise InputError(f"depths must be positive integers, got {list(depths)!r}")
     if not seeds:
         raise InputError("seeds is empty")
-    if not scratch and not maskings:
+    if not scratch and not alibi and not maskings:
         raise InputError("nothing to run: scratch=False and no maskings")
     spec = _data_spec(data, protocol, cv, window, stride)
     ws, folds = load_study_data(spec, data if spec["kind"] == "memory" else None)
@@ -479,8 +531,10 @@ def run_study(
             "depths": [int(d) for d in depths],
             "maskings": list(maskings),
             "scratch": bool(scratch),
+            "alibi": bool(alibi),
             "seeds": [int(s) for s in seeds],
         },
+        "diagnostics": bool(diagnostics),
         "metric": metric,
         "params": _jsonable(params),
         "tune": bool(tune),
