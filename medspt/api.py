@@ -59,6 +59,8 @@ def windows_from(
         )
         win = ws.X.shape[2]
         step = _to_samples(stride, ws.fs, "stride") if stride is not None else win
+        if window is None:  # one case per recording, padded to the longest
+            win = step = None
         spec = WindowSpec(
             label=label,
             subject=subject,
@@ -68,6 +70,7 @@ def windows_from(
             fs=ws.fs,
             window=win,
             stride=step,
+            length=ws.X.shape[2] if window is None else None,
         )
         return ws, spec
     if y is None:
@@ -107,10 +110,11 @@ def fit_spt(
         column is never used as a feature (position in a recording can leak the label).
     fs : float, optional
         Sampling rate in Hz (inferred from ``time`` when omitted).
-    window, stride : int or str
+    window, stride : int, str or None
         Window length and step in samples (``200``) or seconds (``"10s"``). ``"auto"``:
         10 s when the sampling rate is known, else 200 samples. Stride defaults to the
-        window (no overlap).
+        window (no overlap). ``None``: one case per recording, each of its own length
+        (shorter ones padded; the model never attends to padding).
     **params
         Any :class:`~medspt.SPTClassifier` parameter; ``masking="span"`` and
         ``pretrain=True`` by default.

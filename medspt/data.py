@@ -106,8 +106,9 @@ class WindowSpec:
     time: str | None = "time"
     channels: tuple[str, ...] = ()
     fs: float | None = None
-    window: int = 0
-    stride: int = 0
+    window: int | None = 0  # None: one case per recording, padded to `length`
+    stride: int | None = 0
+    length: int | None = None
 
     def to_dict(self) -> dict:
         d = dict(self.__dict__)
@@ -170,7 +171,7 @@ def _infer_fs(df: pd.DataFrame, time: str, keys: list[str]) -> float:
     """Median sampling rate from the time column, per recording."""
     dts = []
     for _, g in df.groupby(keys, sort=False):
-        t = g[time].to_numpy(dtype=float)
+        t = np.sort(g[time].to_numpy(dtype=float))  # rows need not be in time order
         if len(t) > 1:
             dts.append(np.diff(t))
     if not dts:
@@ -233,7 +234,7 @@ def _longest_nan_run(mask: np.ndarray) -> int:
 def make_windows(
     df: pd.DataFrame,
     *,
-    window: int | str,
+    window: int | str | None,
     stride: int | str | None = None,
     label: str | None = "label",
     subject: str = "subject",
@@ -244,17 +245,23 @@ def make_windows(
     classes: Sequence | None = None,
     max_missing: float = 0.5,
     drop_short: bool = False,
+    length: int | None = None,
+    regularize: bool = True,
 ) -> WindowSet:
-    """Cut a long DataFrame into fixed-length windows.
+    """Cut a long DataFrame into fixed-length windows, or one case per recording.
 
     Parameters
     ----------
     df : DataFrame
         Long format, one row per sample (see the module docstring). Rows of a recording
         are taken in ``time`` order when a time column exists, else in row order.
-    window, stride : int or str
+    window, stride : int, str or None
         Window length and step, in samples (``200``) or seconds (``"10s"``, needs ``fs``
         or a ``time`` column). ``stride`` defaults to ``window`` (no overlap).
+        ``window=None``: one case per recording (for data where each recording is one
+        labelled case of its own length); the label must not change inside a recording,
+        and shorter cases are padded with NaN at the end to the longest (or ``length``).
+        Trailing steps missing in every channel are what the model treats as padding.
     label : str or None
         Label column; ``None`` (or a column that is absent, when ``classes`` is given)
         cuts unlabelled windows, e.g. for prediction.
@@ -271,6 +278,14 @@ def make_windows(
     drop_short : bool
         If False (default), a subject without any complete window raises an error;
         if True, such subjects are dropped with a warning.
+    length : int, optional
+        With ``window=None``: the padded length of every case (default: the longest
+        recording). A recording longer than ``length`` raises an error.
+    regularize : bool
+        If the ``time`` column is irregular (jitter, gaps, different rates per
+        recording; see :func:`medspt.timing.check_timing`), warn with a report and
+        resample every recording to a regular grid at ``fs`` (default: the median
+        rate) with :func:`medspt.timing.regularize`. False keeps the rows as they are.
 
     Returns
     -------
@@ -321,17 +336,49 @@ def make_windows(
             raise InputError(f"time column {time!r} must be numeric seconds, got {df[time].dtype}")
         if df[time].isna().any():
             raise InputError(f"time column {time!r} has missing values")
+    if time is not None and regularize:
+        from medspt.timing import check_timing
+        from medspt.timing import regularize as _regularize
+
+        try:
+            report = check_timing(df, time, keys)
+        except InputError:  # no recording with two times: nothing to measure
+            report = None
+        if report is not None and not report.regular:
+            target = float(fs) if fs is not None else report.median_fs
+            import warnings
+
+            warnings.warn(
+                f"time column {time!r} is {report}. Resampled every recording to a regular "
+                f"{target:g} Hz grid (anti-aliased; gaps longer than 3 samples left missing, "
+                "never interpolated). Call medspt.timing.regularize(df, fs=...) yourself to "
+                "choose the rate, or pass regularize=False to keep the rows as they are",
+                stacklevel=2,
+            )
+            df = _regularize(df, target, time=time, by=keys, channels=channels)
+            fs = target
     if fs is None and time is not None:
-        fs = _infer_fs(df, time, keys)
+        try:
+            fs = _infer_fs(df, time, keys)
+        except InputError:
+            if isinstance(window, str) or isinstance(stride, str):
+                raise  # seconds need a rate; windows in samples do not
+            fs = None
     if fs is not None and (not np.isfinite(fs) or fs <= 0):
         raise InputError(f"fs must be a positive sampling rate in Hz, got {fs!r}")
 
-    win = _to_samples(window, fs, "window")
-    step = _to_samples(stride, fs, "stride") if stride is not None else win
-    if win is None or win < 1:
-        raise InputError(f"window must be at least 1 sample, got {window!r}")
-    if step < 1:
-        raise InputError(f"stride must be at least 1 sample, got {stride!r}")
+    whole = window is None  # one case per recording
+    if whole:
+        win = step = None
+        if length is not None and (not isinstance(length, (int, np.integer)) or length < 1):
+            raise InputError(f"length must be a positive number of samples, got {length!r}")
+    else:
+        win = _to_samples(window, fs, "window")
+        step = _to_samples(stride, fs, "stride") if stride is not None else win
+        if win is None or win < 1:
+            raise InputError(f"window must be at least 1 sample, got {window!r}")
+        if step < 1:
+            raise InputError(f"stride must be at least 1 sample, got {stride!r}")
 
     if has_label:
         label_values = df[label]
@@ -365,6 +412,14 @@ def make_windows(
         if time is not None:
             t = df[time].to_numpy(dtype=float)[idx]
             if np.any(np.diff(t) < 0):
+                import warnings
+
+                warnings.warn(
+                    f"rows of subject {subj!r}"
+                    + (f", recording {rec!r}" if recording else "")
+                    + f" are not in {time!r} order; they are sorted by time",
+                    stacklevel=2,
+                )
                 order = np.argsort(t, kind="stable")
                 idx, t = idx[order], t[order]
             if np.any(np.diff(t) == 0):
@@ -376,6 +431,31 @@ def make_windows(
         vals = values_all[idx]  # (n, C)
         codes = codes_all[idx]
         n = len(idx)
+        if whole:
+            where = f"subject {subj!r}" + (f", recording {rec!r}" if recording else "")
+            if has_label and np.any(codes[1:] != codes[:-1]):
+                raise InputError(
+                    f"window=None makes one case per recording, but the label changes "
+                    f"inside {where}; give a window length to cut labelled segments instead"
+                )
+            frac = float(np.isnan(vals).mean())
+            if frac > max_missing:
+                import warnings
+
+                warnings.warn(
+                    f"{where}: {frac:.0%} of its values are missing (more than "
+                    f"max_missing={max_missing}); the case is dropped",
+                    stacklevel=2,
+                )
+                continue
+            Xs.append(vals.T)  # (C, n), padded below
+            ys.append(codes[:1])
+            metas.append(
+                pd.DataFrame(
+                    {"subject": [subj], "recording": [rec], "start": [0], "stop": [n]}
+                ).assign(start_time=0.0 if (time is not None or fs) else np.nan)
+            )
+            continue
         if n < win:
             short_subjects.setdefault(subj, []).append(n)
             continue
@@ -433,9 +513,24 @@ def make_windows(
 
         warnings.warn(msg + " — dropped", stacklevel=2)
     if not Xs:
+        if whole:
+            raise InputError("no recording is left (every one has too many missing values)")
         raise InputError(f"no complete window of {win} samples in any recording")
-    X = np.concatenate(Xs)
     meta = pd.concat(metas, ignore_index=True)
+    if whole:
+        longest = max(x.shape[1] for x in Xs)
+        T = longest if length is None else int(length)
+        if longest > T:
+            i = int(np.argmax([x.shape[1] for x in Xs]))
+            raise InputError(
+                f"subject {meta['subject'][i]!r} has a recording of {longest} samples, longer "
+                f"than length={T} (the longest case the model was fitted on); cut it first"
+            )
+        X = np.full((len(Xs), len(channels), T), np.nan, dtype=np.float32)
+        for i, x in enumerate(Xs):
+            X[i, :, : x.shape[1]] = x
+    else:
+        X = np.concatenate(Xs)
     return WindowSet(
         X=X,
         y=np.concatenate(ys) if has_label else None,

@@ -421,6 +421,12 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         if np.isnan(X).all(axis=(0, 2)).any():
             bad = [self.channels_[i] for i in np.flatnonzero(np.isnan(X).all(axis=(0, 2)))]
             raise InputError(f"channel(s) {bad} are entirely missing (all NaN)")
+        empty = np.isnan(X).all(axis=(1, 2))
+        if empty.any():
+            raise InputError(
+                f"{int(empty.sum())} window(s) have no observed value (all NaN), e.g. window "
+                f"{int(np.flatnonzero(empty)[0])}; drop them"
+            )
         self.n_steps_ = T
         self.mean_, self.std_ = self._channel_stats(X)
         channel_groups = resolve_channel_groups(self.channel_groups, self.channels_)
@@ -598,6 +604,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             df,
             window=spec.window,
             stride=spec.stride,
+            length=spec.length,
             label=spec.label if spec.label in df.columns else None,
             subject=spec.subject,
             recording=spec.recording,

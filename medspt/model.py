@@ -6,6 +6,10 @@ patches of ``patch_len`` steps; each patch becomes one token. ``depth`` pre-norm
 follow, then two heads: a reconstruction head that predicts every value of every patch,
 and a classification head on the pooled tokens.
 
+Windows of different lengths share a batch by padding: trailing steps missing (NaN) in
+every channel are padding, and tokens made only of padding are never attended to, never
+pooled and (being missing) never masked or scored in pretraining.
+
 Attention is a pluggable module (see :data:`ATTENTION`): it receives ``q, k, v`` shaped
 ``(B, H, N, Dh)`` and a key padding mask ``(B, N)`` (True = padding) and returns the
 attended values ``(B, H, N, Dh)``. ``"full"`` wraps ``scaled_dot_product_attention``.
@@ -286,16 +290,43 @@ class SPTTransformer(nn.Module):
         """Everything but the classification head (what pretraining trains)."""
         return [p for n, p in self.named_parameters() if not n.startswith("head.")]
 
-    def encode(self, x: torch.Tensor, hidden: torch.Tensor | None = None) -> torch.Tensor:
+    def token_padding(self, x: torch.Tensor) -> torch.Tensor:
+        """Which tokens of windows ``x (B, C, T)`` are padding, ``(B, N)`` (True = pad).
+
+        Padding is the run of trailing steps where every channel is NaN (how shorter
+        recordings are stored in a batch); a token is padding when all its steps are.
+        A window with no observed value at all keeps its tokens (nothing to attend to
+        otherwise)."""
+        cfg = self.config
+        B, C, T = x.shape
+        all_missing = torch.isnan(x).all(dim=1).to(torch.int8)  # (B, T)
+        # trailing run: cumulative minimum from the end stays 1 until an observed step
+        pad_t = all_missing.flip(1).cummin(dim=1).values.flip(1).bool()  # (B, T)
+        extra = cfg.n_patches * cfg.patch_len - T
+        pad_t = F.pad(pad_t, (0, extra), value=True)
+        pad_tok = pad_t.view(B, cfg.n_patches, cfg.patch_len).all(-1)  # (B, n_p)
+        pad_tok &= ~pad_tok.all(dim=1, keepdim=True)
+        if self.cls_token is not None:
+            pad_tok = F.pad(pad_tok, (1, 0), value=False)
+        return pad_tok
+
+    def encode(
+        self, x: torch.Tensor, hidden: torch.Tensor | None = None, *, return_padding: bool = False
+    ):
         """Token states ``(B, N, D)`` of windows ``x (B, C, T)``.
 
         ``hidden (B, C, T)`` marks entries the model must not see; NaN entries of ``x``
-        are always hidden.
+        are always hidden. Trailing steps missing in every channel are padding (see
+        :meth:`token_padding`): no token attends to padding tokens. With
+        ``return_padding`` the token padding mask ``(B, N)`` is returned too.
         """
         cfg = self.config
         B, C, T = x.shape
         P, n_p = cfg.patch_len, cfg.n_patches
         missing = torch.isnan(x)
+        pad_tok = self.token_padding(x)  # (B, N)
+        # the fused attention kernels are fastest without a mask: pass one only if needed
+        key_padding = pad_tok if bool(pad_tok.any()) else None
         hide = missing if hidden is None else (hidden | missing)
         vals = torch.where(hide, torch.zeros((), dtype=x.dtype, device=x.device), x)
         inp = torch.cat([vals, hide.to(x.dtype)], dim=1)  # (B, 2C, T)
@@ -311,8 +342,9 @@ class SPTTransformer(nn.Module):
             h = h + self.pos[:, : h.shape[1]]
         h = self.drop(h)
         for block in self.blocks:
-            h = block(h)
-        return self.ln_f(h)  # (B, N, D)
+            h = block(h, key_padding)
+        h = self.ln_f(h)  # (B, N, D)
+        return (h, pad_tok) if return_padding else h
 
     def reconstruct(self, x: torch.Tensor, hidden: torch.Tensor | None = None) -> torch.Tensor:
         """Predicted values ``(B, C, T)`` for every entry (trained on hidden ones)."""
@@ -327,6 +359,10 @@ class SPTTransformer(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Class logits ``(B, K)`` of windows ``x (B, C, T)``."""
-        h = self.encode(x)
-        pooled = h[:, 0] if self.cls_token is not None else h.mean(dim=1)  # (B, D)
+        h, pad = self.encode(x, return_padding=True)
+        if self.cls_token is not None:
+            pooled = h[:, 0]  # (B, D)
+        else:  # mean over the tokens that are not padding
+            keep = (~pad).to(h.dtype)[..., None]  # (B, N, 1)
+            pooled = (h * keep).sum(1) / keep.sum(1).clamp_min(1.0)
         return self.head(self.drop(pooled))
