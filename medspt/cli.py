@@ -32,6 +32,8 @@ def _read_table(path: str) -> pd.DataFrame:
 def _window_arg(value: str | None):
     if value is None or value == "auto":
         return "auto" if value else None
+    if value.lower() == "none":  # one case per recording
+        return None
     return int(value) if value.isdigit() else value
 
 
@@ -47,7 +49,11 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
         help="comma-separated signal columns (default: all other numeric columns)",
     )
     p.add_argument("--fs", type=float, default=None, help="sampling rate in Hz")
-    p.add_argument("--window", default="auto", help="window: samples (200) or seconds (10s)")
+    p.add_argument(
+        "--window",
+        default="auto",
+        help="window: samples (200), seconds (10s), or none (one case per recording)",
+    )
     p.add_argument("--stride", default=None, help="stride: samples or seconds (default: window)")
 
 

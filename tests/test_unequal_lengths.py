@@ -153,3 +153,19 @@ def test_case_with_too_many_missing_values_is_dropped_with_a_warning():
     with pytest.warns(UserWarning, match="recording 's1-1': 67% of its values are missing"):
         ws = make_windows(df, window=None, max_missing=0.5)
     assert "s1-1" not in set(ws.meta["recording"]) and len(ws) == 8
+
+
+def test_cli_fits_whole_recordings_with_window_none(tmp_path, capsys):
+    from medspt.cli import main
+
+    data = tmp_path / "vowels.csv"
+    vowels_frame(n_speakers=4, cases=6).to_csv(data, index=False)
+    model = tmp_path / "m.safetensors"
+    args = ["fit", "--data", str(data), "--window", "none", "--patch-len", "2", "--d-model", "16"]
+    assert main(args + ["--epochs", "2", "--pretrain-epochs", "1", "--out", str(model)]) == 0
+    clf = load(model)
+    assert clf.frame_spec_.window is None and clf.n_steps_ == clf.frame_spec_.length
+    out = tmp_path / "pred.csv"
+    assert main(["predict", "--model", str(model), "--data", str(data), "--out", str(out)]) == 0
+    rec = pd.read_csv(tmp_path / "pred.recordings.csv")
+    assert len(rec) == 24 and (rec["n_windows"] == 1).all()
