@@ -139,6 +139,29 @@ def infer_channels(df: pd.DataFrame, exclude: Sequence[str | None]) -> list[str]
     return [str(c) for c in chans]
 
 
+_CLOCK_NAMES = {"index", "idx", "sample", "samples", "timestamp", "time_s", "seconds", "t"}
+
+
+def _clock_like(
+    df: pd.DataFrame, channels: list[str], keys: list[str]
+) -> tuple[list[str], list[str]]:
+    """Inferred channels that look like an index or a clock: by name (a CSV's saved index
+    ``Unnamed: 0``, ``index``, ``timestamp``, ...) and by value (strictly increasing
+    through every recording). Position in a recording can leak the label."""
+    named, rising = [], []
+    groups = df.groupby(keys, sort=False).indices.values() if keys else [np.arange(len(df))]
+    groups = [g for g in groups if len(g) > 10]
+    for c in channels:
+        name = str(c).strip().lower()
+        if name.startswith("unnamed:") or name in _CLOCK_NAMES:
+            named.append(c)
+            continue
+        v = df[c].to_numpy(dtype=float)
+        if groups and all(np.all(np.diff(v[g]) > 0) for g in groups):
+            rising.append(c)
+    return named, rising
+
+
 def _to_samples(value: float | int | str | None, fs: float | None, name: str) -> int | None:
     """Window/stride given as samples (int), seconds (float or "10s")."""
     if value is None:
@@ -319,6 +342,24 @@ def make_windows(
     time = time if time is not None and time in df.columns else None
     if channels is None:
         channels = infer_channels(df, [subject, recording, time, label])
+        keys_ = [subject] + ([recording] if recording else [])
+        named, rising = _clock_like(df, channels, keys_)
+        if named:
+            raise InputError(
+                f"column(s) {named} are named like an index or a clock (a CSV's saved "
+                "index, a sample counter, a timestamp); position in a recording can leak "
+                "the label, so they are not used as channels by default. Drop them, or "
+                f"pass channels=[...] naming the signal columns (inferred: {channels})"
+            )
+        if rising:
+            import warnings
+
+            warnings.warn(
+                f"channel(s) {rising} only ever increase within every recording, like a "
+                "clock or a counter; position in a recording can leak the label. If they "
+                "are not sensor signals, drop them or pass channels=[...]",
+                stacklevel=2,
+            )
     else:
         channels = [str(c) for c in channels] if not isinstance(channels, str) else [channels]
         if len(channels) == 0:

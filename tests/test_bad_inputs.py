@@ -122,6 +122,10 @@ CASES = {
         lambda f, a: _fit_arrays(a, X=np.where(np.arange(80)[:, None, None] == 3, np.nan, a[0])),
         r"1 window\(s\) have no observed value",
     ),
+    "a saved CSV index among the channels": (
+        lambda f, a: _fit_frame(f.reset_index().rename(columns={"index": "Unnamed: 0"})),
+        r"column\(s\) \['Unnamed: 0'\] are named like an index or a clock.*channels=",
+    ),
     "time stored as text": (
         lambda f, a: _fit_frame(f.assign(time=f["time"].astype(str))),
         "time column 'time' must be numeric seconds",
@@ -280,6 +284,10 @@ def test_loader_model_file_and_cli_errors(kind, tmp_path, arrays, capsys):
 
 
 WARNING_CASES = {
+    "a clock under another name": (
+        lambda f: _fit_frame(f.assign(elapsed=f.groupby("subject").cumcount() * 0.5)),
+        r"channel\(s\) \['elapsed'\] only ever increase within every recording",
+    ),
     "unsorted time": (
         lambda f: _fit_frame(f.sample(frac=1.0, random_state=0)),
         "not in 'time' order; they are sorted by time",
