@@ -307,3 +307,33 @@ def test_alibi_configuration_and_attention_columns_reach_the_report(tmp_path):
 def test_params_may_not_set_what_the_grid_sets(tmp_path):
     with pytest.raises(InputError, match="params may not set 'positional'"):
         _demo_study(f"sqlite:///{tmp_path / 'p.db'}", "p", params={"positional": "alibi"})
+
+
+def test_trials_of_other_machines_are_reaped_when_their_heartbeat_stops(tmp_path):
+    import time as _time
+
+    from medspt.study.runner import reap_dead_trials
+
+    storage = make_storage(f"journal:{tmp_path / 'h.log'}")
+    study = optuna.create_study(storage=storage, study_name="h")
+    old, fresh, local = (study.ask() for _ in range(3))
+    old.set_user_attr("worker", "elsewhere:1")
+    old.set_user_attr("heartbeat", _time.time() - 3600)
+    fresh.set_user_attr("worker", "elsewhere:2")
+    fresh.set_user_attr("heartbeat", _time.time())
+    local.set_user_attr("worker", f"{__import__('socket').gethostname()}:{os.getpid()}")
+    local.set_user_attr("heartbeat", _time.time() - 3600)  # this process: alive
+    assert reap_dead_trials(study) == 1
+    states = {t.number: t.state for t in study.get_trials()}
+    assert states == {0: TrialState.FAIL, 1: TrialState.RUNNING, 2: TrialState.RUNNING}
+    err = study.get_trials()[0].user_attrs["error"]
+    assert err.startswith("worker elsewhere:1 sent no heartbeat for 36")
+
+
+def test_running_cells_write_a_heartbeat(small_study):
+    url, study = small_study
+    done = study.get_trials(states=(TrialState.COMPLETE,))
+    beats = [t.user_attrs.get("heartbeat") for t in done]
+    assert all(isinstance(b, float) for b in beats)
+    for t, b in zip(done, beats):  # written while the trial ran
+        assert t.datetime_start.timestamp() - 1 <= b <= t.datetime_complete.timestamp() + 1

@@ -24,6 +24,8 @@ from __future__ import annotations
 import datetime as dt
 import os
 import socket
+import threading
+import time
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -225,18 +227,52 @@ def _alive(worker: str | None) -> bool:
     return True
 
 
-def reap_dead_trials(study: optuna.Study) -> int:
-    """Mark RUNNING trials whose worker process on this machine is gone as FAILED."""
+HEARTBEAT_S = 60.0  # a running trial writes its "heartbeat" attribute this often
+STALE_AFTER_S = 600.0  # a trial of another machine with an older heartbeat is dead
+
+
+def _heartbeat(study: optuna.Study, trial_id: int) -> threading.Event:
+    """Write the time to the trial every HEARTBEAT_S seconds until the event is set.
+
+    SQLAlchemy storages have Optuna's own heartbeat; journal files do not, and a worker
+    on another machine cannot be asked whether its process lives: this lets any worker
+    see that a trial was abandoned."""
+    stop = threading.Event()
+
+    def beat():
+        while not stop.is_set():
+            try:
+                study._storage.set_trial_user_attr(trial_id, "heartbeat", time.time())
+            except Exception:  # a finished trial refuses attributes: stop quietly
+                return
+            stop.wait(HEARTBEAT_S)
+
+    threading.Thread(target=beat, daemon=True, name="medspt-heartbeat").start()
+    return stop
+
+
+def reap_dead_trials(study: optuna.Study, stale_after: float = STALE_AFTER_S) -> int:
+    """Mark RUNNING trials whose worker is gone as FAILED: on this machine, when its
+    process no longer exists; on another machine, when its heartbeat is older than
+    ``stale_after`` seconds."""
     n = 0
+    now = time.time()
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         worker = t.user_attrs.get("worker")
-        if worker and not _alive(worker):
+        beat = t.user_attrs.get("heartbeat")
+        stale = isinstance(beat, (int, float)) and now - beat > stale_after
+        if worker and (not _alive(worker) or (stale and not _local(worker))):
+            why = "stopped" if not stale else f"sent no heartbeat for {now - beat:.0f} s"
             study._storage.set_trial_user_attr(
-                t._trial_id, "error", f"worker {worker} stopped while running this trial"
+                t._trial_id, "error", f"worker {worker} {why} while running this trial"
             )
             study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
             n += 1
     return n
+
+
+def _local(worker: str) -> bool:
+    return worker.rpartition(":")[0] == socket.gethostname()
 
 
 def _next_cell(study, cells: list[Cell], skip: set[Cell]) -> tuple[Cell | None, bool]:
@@ -377,6 +413,7 @@ def _objective(study, ws, folds, attrs: dict, failed: set[Cell]):
             trial.set_user_attr("duplicate_of", dup)
             raise optuna.TrialPruned(f"cell {cell.key} is already run by trial {dup}")
         trial.set_user_attr("started", dt.datetime.now().isoformat(timespec="seconds"))
+        beating = _heartbeat(study, trial._trial_id)
         try:
             if attrs.get("tune"):
                 rows, best = _tune_cell(study, cell, ws, folds, attrs)
@@ -393,6 +430,8 @@ def _objective(study, ws, folds, attrs: dict, failed: set[Cell]):
             trial.set_user_attr("error", f"{type(e).__name__}: {e}")
             trial.set_user_attr("traceback", traceback.format_exc()[-3000:])
             raise
+        finally:
+            beating.set()
         trial.set_user_attr("folds", _jsonable(rows))
         return float(np.nanmean([r[metric] for r in rows]))
 
