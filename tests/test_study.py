@@ -330,9 +330,10 @@ def test_trials_of_other_machines_are_reaped_when_their_heartbeat_stops(tmp_path
     assert err.startswith("worker elsewhere:1 sent no heartbeat for 36")
 
 
-def test_running_cells_write_a_heartbeat(small_study):
-    url, study = small_study
+def test_running_cells_write_a_heartbeat_on_journal_storage(tmp_path):
+    study = _demo_study(f"journal:{tmp_path / 'hb.log'}", "hb", maskings=(), seeds=(0,))
     done = study.get_trials(states=(TrialState.COMPLETE,))
+    assert len(done) == 1
     beats = [t.user_attrs.get("heartbeat") for t in done]
     assert all(isinstance(b, float) for b in beats)
     for t, b in zip(done, beats):  # written while the trial ran

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 import optuna
+from optuna.storages._heartbeat import is_heartbeat_enabled
 from optuna.trial import TrialState
 from tqdm.auto import tqdm
 
@@ -234,10 +235,12 @@ STALE_AFTER_S = 600.0  # a trial of another machine with an older heartbeat is d
 def _heartbeat(study: optuna.Study, trial_id: int) -> threading.Event:
     """Write the time to the trial every HEARTBEAT_S seconds until the event is set.
 
-    SQLAlchemy storages have Optuna's own heartbeat; journal files do not, and a worker
-    on another machine cannot be asked whether its process lives: this lets any worker
-    see that a trial was abandoned."""
+    Only for storages without Optuna's heartbeat (journal files): a worker on another
+    machine cannot be asked whether its process lives, so this lets any worker see that
+    a trial was abandoned."""
     stop = threading.Event()
+    if is_heartbeat_enabled(study._storage):
+        return stop  # Optuna's own heartbeat covers it; no extra writes to the database
 
     def beat():
         while not stop.is_set():
