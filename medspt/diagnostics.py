@@ -19,7 +19,9 @@ any fitted model:
   score is the bias itself, ``−m_h·|i−j|``.
 
 Distances count patch tokens (``patch_len`` time steps each); a class token is left out
-and the remaining weights of each row are renormalized.
+and the remaining weights of each row are renormalized. Padding (shorter cases in a
+batch) is never a query or a key: each token's row is averaged over the windows in which
+it is real.
 """
 
 from __future__ import annotations
@@ -119,7 +121,11 @@ def profile_from_maps(maps: np.ndarray, w: int = 1, n_windows: int = 0) -> Atten
         raise InputError(f"maps must have shape (L, H, N, N), got {np.shape(maps)}")
     if not (isinstance(w, (int, np.integer)) and w >= 0):
         raise InputError(f"w must be a non-negative integer, got {w!r}")
-    N = A.shape[-1]
+    # rows that are NaN are tokens that were padding in every window: left out, and the
+    # sequence is as long as the tokens that were real somewhere
+    real = ~np.isnan(A).any(axis=(0, 1, 3))  # (N,)
+    A = A[..., real, :][..., real]
+    N = int(real.sum())
     D = _distances(N)
     counts = np.bincount(D.ravel(), minlength=N)  # pairs at each distance
     flat = A.reshape(-1, N * N)
@@ -192,13 +198,19 @@ def _maps(model, X, max_windows, batch_size, seed) -> tuple[np.ndarray, int]:
                 f"attention {type(block.attn.attend).__name__} cannot report its weights"
             )
     sums = [None] * len(net.blocks)
+    n_queries = [0]  # per token: windows in which it is a real (not padding) query
 
     def hook(i):
         def record(module, args, output):
             q, k = args[0], args[1]
             pad = args[3] if len(args) > 3 else None
-            A = module.attention_weights(q, k, pad).sum(0)  # (H, N, N)
-            sums[i] = A if sums[i] is None else sums[i] + A
+            real = torch.ones(q.shape[0], q.shape[2], dtype=q.dtype, device=q.device)
+            if pad is not None:
+                real = (~pad).to(q.dtype)  # (B, N): padding queries are not counted
+            A = (module.attention_weights(q, k, pad) * real[:, None, :, None]).sum(0)
+            sums[i] = A if sums[i] is None else sums[i] + A  # (H, N, N)
+            if i == 0:
+                n_queries[0] = n_queries[0] + real.sum(0)
 
         return record
 
@@ -214,7 +226,10 @@ def _maps(model, X, max_windows, batch_size, seed) -> tuple[np.ndarray, int]:
         for h in handles:
             h.remove()
         net.train(was_training)
-    A = torch.stack(sums).double().cpu().numpy() / len(Xt)  # (L, H, N, N)
+    counts = n_queries[0].double().cpu().numpy()  # (N,)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # mean over the windows where each query is real; never-real rows are NaN
+        A = torch.stack(sums).double().cpu().numpy() / counts[:, None]  # (L, H, N, N)
     if net.config.pooling == "cls":  # drop the class token, renormalize the rows
         A = A[..., 1:, 1:]
         A = A / np.clip(A.sum(-1, keepdims=True), 1e-12, None)

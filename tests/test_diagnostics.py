@@ -315,3 +315,23 @@ def test_write_diagnostics_returns_one_row_per_model(tmp_path):
         )
     # ALiBi makes attention local from the start; learned positions at init do not
     assert table.loc[1, "locality_ratio"] > table.loc[0, "locality_ratio"]
+
+
+def test_padding_is_left_out_of_the_maps():
+    """Cases of 40 steps padded to 96 give the maps of the 40-step model."""
+    from test_unequal_lengths import _pair
+
+    for attention, options in (("full", None), ("hierarchical", {"topk": 2, "tile": 4})):
+        short, long = _pair(attention, options, "mean", "learned")
+        x = torch.randn(6, 3, 40, generator=torch.Generator().manual_seed(3))
+        x[2, :, 21:] = float("nan")  # one case is shorter still
+        padded = torch.full((6, 3, 96), float("nan"))
+        padded[:, :, :40] = x
+        a = attention_maps(short, x.numpy())
+        b = attention_maps(long, padded.numpy())
+        assert np.isnan(b[:, :, 10:, :]).all()  # tokens that were never real
+        np.testing.assert_allclose(b[:, :, :10, :10], a, atol=1e-5)
+        np.testing.assert_allclose(a.sum(-1), 1.0, atol=1e-5)
+        pa, pb = profile_from_maps(a), profile_from_maps(b)
+        assert pb.n_tokens == 10
+        np.testing.assert_allclose(pb.mean_distance, pa.mean_distance, atol=1e-5)
