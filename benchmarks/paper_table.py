@@ -59,6 +59,13 @@ def _params(args) -> dict:
     }
 
 
+def _baseline_files(name: str) -> list[Path]:
+    """baselines_<protocol>.csv plus tagged runs (baselines_<protocol>_<tag>.csv)."""
+    return sorted(RESULTS.glob(f"baselines_{name}.csv")) + sorted(
+        RESULTS.glob(f"baselines_{name}_*.csv")
+    )
+
+
 def _progress(study, res: pd.DataFrame) -> str:
     """How much of the grid is complete, and what is missing."""
     from medspt.study.runner import _cells
@@ -105,7 +112,8 @@ def _section(name: str, study, baselines: pd.DataFrame | None, metric: str) -> l
     best = table.loc[table["mean"].idxmax()]
     lines.append(
         f"Best medspt configuration: **{best['config']} at depth {int(best['depth'])}**, "
-        f"{best['mean']:.3f} ± {best['std']:.3f}."
+        f"{best['mean']:.3f} ± {best['std']:.3f} (the best of {len(table)} rows on the "
+        "test folds themselves, so an optimistic estimate)."
     )
     if baselines is not None and len(baselines):
         lines += [
@@ -119,6 +127,13 @@ def _section(name: str, study, baselines: pd.DataFrame | None, metric: str) -> l
             lines.append(
                 f"| {config} | {g[metric].mean():.3f} ± {g[metric].std(ddof=1):.3f} | {len(g)} |"
             )
+        budgets = sorted(p.with_suffix(".md").name for p in _baseline_files(name))
+        lines += [
+            "",
+            "Baseline settings and budgets (epochs, seeds) differ by run: see "
+            + ", ".join(f"`{b}`" for b in budgets)
+            + ".",
+        ]
         top = max(means, key=means.get)
         verdict = "matches or beats" if best["mean"] >= means[top] else "falls short of"
         lines += [
@@ -186,9 +201,7 @@ def main(argv: list[str] | None = None) -> int:
                 metric=args.metric,
                 params=_params(args),
             )
-        # baselines_<protocol>.csv plus tagged runs (baselines_<protocol>_<tag>.csv)
-        base_csvs = sorted(RESULTS.glob(f"baselines_{name}.csv"))
-        base_csvs += sorted(RESULTS.glob(f"baselines_{name}_*.csv"))
+        base_csvs = _baseline_files(name)
         baselines = pd.concat([pd.read_csv(f) for f in base_csvs]) if base_csvs else None
         sections += _section(name, study, baselines, args.metric)
     m = machine()
