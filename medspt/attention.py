@@ -244,12 +244,11 @@ class HierarchicalAttention(nn.Module):
             f"impl={self.impl!r}, dropout={self.dropout}"
         )
 
-    def attention_weights(self, q, k, key_padding_mask=None) -> torch.Tensor:
-        """The attention ``forward`` applies, spread back over tokens: ``(B, H, N, N)``.
-
-        Query ``i`` gets the row of the entry covering it; an entry covering ``m`` key
-        tokens shares its probability equally among them (its value is their mean).
-        Rows and columns of padding are zero. For diagnostics: this builds N × N."""
+    def _entries(self, q, k, key_padding_mask):
+        """Select the partition and return ``(part, S, dump, n_tok, entry_mean, keep)``:
+        ``dump (B, H, N)`` is each token's entry slot (padding -> extra slot ``S``),
+        ``n_tok (B, H, S+1)`` the tokens per slot, ``entry_mean`` pools ``(B, H, N, Dh)``
+        to ``(B, H, S, Dh)`` and ``keep (B, H, S)`` marks the used slots."""
         B, H, N, Dh = q.shape
         part = select_partition(
             token_scores(q, k),
@@ -261,23 +260,34 @@ class HierarchicalAttention(nn.Module):
             self.impl,
         )
         S = part.level_idx.shape[-1]
-        out = q.new_zeros(B, H, N, N)
-        if S == 0:
-            return out
-        slot = part.slot[..., :N]  # (B, H, N)
-        dump = torch.where(slot >= 0, slot, S)
+        slot = part.slot[..., :N]  # (B, H, N); positions past N are padding
+        dump = torch.where(slot >= 0, slot, S)  # padding goes to a discarded extra slot
+        idx = dump[..., None].expand(B, H, N, Dh)
         n_tok = torch.zeros(B, H, S + 1, dtype=q.dtype, device=q.device)
         n_tok.scatter_add_(-1, dump, torch.ones_like(dump, dtype=q.dtype))
-        idx = dump[..., None].expand(B, H, N, Dh)
+        denom = n_tok[..., :S, None].clamp_min(1.0)  # (B, H, S, 1)
 
-        def entry_mean(t):
+        def entry_mean(t):  # (B, H, N, Dh) -> (B, H, S, Dh): mean of each entry's tokens
             z = t.new_zeros(B, H, S + 1, Dh).scatter_add(2, idx, t)
-            return z[:, :, :S] / n_tok[..., :S, None].clamp_min(1.0)
+            return z[:, :, :S] / denom
 
-        qs, ks = entry_mean(q), entry_mean(k)
-        s = qs @ ks.transpose(-2, -1) / math.sqrt(Dh)  # (B, H, S, S)
+        # unused slots are masked as keys; rows with nothing emitted attend to slot 0 to
+        # stay finite (their output is discarded)
         keep = torch.arange(S, device=q.device) < part.counts[..., None]
         keep |= (part.counts == 0)[..., None]
+        return part, S, dump, n_tok, entry_mean, keep
+
+    def attention_weights(self, q, k, key_padding_mask=None) -> torch.Tensor:
+        """The attention ``forward`` applies, spread back over tokens: ``(B, H, N, N)``.
+
+        Query ``i`` gets the row of the entry covering it; an entry covering ``m`` key
+        tokens shares its probability equally among them (its value is their mean).
+        Rows and columns of padding are zero. For diagnostics: this builds N × N."""
+        B, H, N, Dh = q.shape
+        _, S, dump, n_tok, entry_mean, keep = self._entries(q, k, key_padding_mask)
+        if S == 0:
+            return q.new_zeros(B, H, N, N)
+        s = entry_mean(q) @ entry_mean(k).transpose(-2, -1) / math.sqrt(Dh)  # (B, H, S, S)
         p = torch.softmax(s.masked_fill(~keep[:, :, None, :], -math.inf), dim=-1)
         # append a zero row and column for padding, then expand entries to tokens
         p = F.pad(p, (0, 1, 0, 1))  # (B, H, S+1, S+1)
@@ -288,41 +298,17 @@ class HierarchicalAttention(nn.Module):
     def forward(self, q, k, v, key_padding_mask=None):
         # q, k, v: (B, H, N, Dh); key_padding_mask: (B, N), True = padding
         B, H, N, Dh = q.shape
-        part = select_partition(
-            token_scores(q, k),
-            key_padding_mask,
-            self.levels,
-            self.pool,
-            self.topk,
-            self.tile,
-            self.impl,
-        )
-        S = part.level_idx.shape[-1]
+        _, S, dump, _, entry_mean, keep = self._entries(q, k, key_padding_mask)
         if S == 0:  # nothing but padding
             return q.new_zeros(B, H, N, Dh) + 0.0 * (q.sum() + k.sum() + v.sum())
-        slot = part.slot[..., :N]  # (B, H, N); positions past N are padding
-        dump = torch.where(slot >= 0, slot, S)  # padding goes to a discarded extra slot
-        idx = dump[..., None].expand(B, H, N, Dh)
-        n_tok = torch.zeros(B, H, S + 1, dtype=q.dtype, device=q.device)
-        n_tok.scatter_add_(-1, dump, torch.ones_like(dump, dtype=q.dtype))
-        n_tok = n_tok[..., :S, None].clamp_min(1.0)  # (B, H, S, 1)
-
-        def entry_mean(t):  # (B, H, N, Dh) -> (B, H, S, Dh): mean of each entry's tokens
-            z = t.new_zeros(B, H, S + 1, Dh).scatter_add(2, idx, t)
-            return z[:, :, :S] / n_tok
-
         qs, ks, vs = entry_mean(q), entry_mean(k), entry_mean(v)
-        # unused slots are masked as keys; rows with nothing emitted attend to slot 0 to
-        # stay finite (their output is discarded)
-        keep = torch.arange(S, device=q.device) < part.counts[..., None]
-        keep |= (part.counts == 0)[..., None]
         dp = self.dropout if self.training else 0.0
         out = F.scaled_dot_product_attention(
             qs, ks, vs, attn_mask=keep[:, :, None, :], dropout_p=dp
         )  # (B, H, S, Dh)
         # padding gathers from an appended zero row: one (B, H, N, Dh) tensor, no masking
         out = torch.cat([out, out.new_zeros(B, H, 1, Dh)], dim=2)
-        return out.gather(2, idx)  # (B, H, N, Dh), zero at padding
+        return out.gather(2, dump[..., None].expand(B, H, N, Dh))  # zero at padding
 
 
 def _from_config(cfg) -> HierarchicalAttention:

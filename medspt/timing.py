@@ -218,12 +218,9 @@ def regularize(
         Same columns, one row per grid point ``t0 + k / fs`` of every recording (t0 =
         its first time), recordings in their original order.
     """
-    try:
-        fs = float(fs)
-    except (TypeError, ValueError):
-        raise InputError(f"fs must be a sampling rate in Hz, got {fs!r}") from None
-    if not np.isfinite(fs) or fs <= 0:
-        raise InputError(f"fs must be a positive sampling rate in Hz, got {fs!r}")
+    from medspt.preprocess import _check_fs
+
+    fs = _check_fs(fs)
     max_gap = 3.0 / fs if max_gap is None else float(max_gap)
     if not max_gap > 0:
         raise InputError(f"max_gap must be a positive number of seconds, got {max_gap!r}")
