@@ -57,12 +57,17 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stride", default=None, help="stride: samples or seconds (default: window)")
 
 
-def _add_model_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--depth", type=int, default=2)
+def _add_model_args(p: argparse.ArgumentParser, grid: bool = False) -> None:
+    """Model options; with ``grid`` (``evaluate``) depth, masking and seed come as lists
+    (``--depths``, ``--maskings``, ``--seeds``) instead, so no single-value twin is
+    accepted and silently ignored."""
+    if not grid:
+        p.add_argument("--depth", type=int, default=2)
     p.add_argument("--d-model", type=int, default=64)
     p.add_argument("--n-heads", type=int, default=4)
     p.add_argument("--patch-len", type=int, default=8)
-    p.add_argument("--masking", default="span", choices=DEMO_MASKINGS)
+    if not grid:
+        p.add_argument("--masking", default="span", choices=DEMO_MASKINGS)
     p.add_argument("--mask-ratio", type=float, default=0.15)
     p.add_argument("--mean-span", type=float, default=3.0)
     p.add_argument("--pretrain-epochs", type=int, default=20)
@@ -80,7 +85,8 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
         help="with --attention hierarchical: epochs of full attention that end training",
     )
     p.add_argument("--device", default="auto")
-    p.add_argument("--seed", type=int, default=0)
+    if not grid:
+        p.add_argument("--seed", type=int, default=0)
 
 
 def _model_params(a) -> dict:
@@ -304,7 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("evaluate", help="subject-wise CV of scratch vs SPT")
     _add_data_args(p)
-    _add_model_args(p)
+    _add_model_args(p, grid=True)
     p.add_argument("--cv", type=int, default=5)
     p.add_argument("--depths", type=int, nargs="+", default=[2])
     p.add_argument("--maskings", nargs="+", default=["span"], choices=DEMO_MASKINGS)

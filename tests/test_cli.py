@@ -121,6 +121,20 @@ def test_demo_quick_writes_table_and_plot(tmp_path, capsys):
     assert "gain vs scratch" in (out / "summary.md").read_text()
 
 
+def test_evaluate_takes_grid_options_not_single_ones():
+    # evaluate runs a grid: a single --depth / --seed / --masking must reach the grid (as
+    # an abbreviation of --depths / --seeds / --maskings), never be accepted and ignored
+    from medspt.cli import build_parser
+
+    a = build_parser().parse_args(
+        ["evaluate", "--data", "x.csv", "--depth", "4", "--seed", "3", "--masking", "channel"]
+    )
+    assert (a.depths, a.seeds, a.maskings) == ([4], [3], ["channel"])
+    assert not any(hasattr(a, k) for k in ("depth", "seed", "masking"))
+    f = build_parser().parse_args(["fit", "--data", "x.csv", "--depth", "4", "--seed", "3"])
+    assert (f.depth, f.seed, f.masking) == (4, 3, "span")
+
+
 def test_console_script_is_installed():
     exe = Path(sys.executable).parent / "medspt"
     exe = str(exe) if exe.exists() else shutil.which("medspt")
