@@ -377,6 +377,8 @@ def make_windows(
             raise InputError(f"time column {time!r} must be numeric seconds, got {df[time].dtype}")
         if df[time].isna().any():
             raise InputError(f"time column {time!r} has missing values")
+    if fs is not None and (not np.isfinite(fs) or fs <= 0):
+        raise InputError(f"fs must be a positive sampling rate in Hz, got {fs!r}")
     if time is not None and regularize:
         from medspt.timing import check_timing
         from medspt.timing import regularize as _regularize
@@ -385,18 +387,42 @@ def make_windows(
             report = check_timing(df, time, keys)
         except InputError:  # no recording with two times: nothing to measure
             report = None
-        if report is not None and not report.regular:
+        # A given fs (e.g. the model's rate at predict time) that the time column
+        # contradicts would cut windows of the wrong duration without any error.
+        off_rate = (
+            report is not None
+            and fs is not None
+            and abs(report.median_fs - float(fs)) > report.tol * float(fs)
+        )
+        if off_rate:
+            ratio = report.median_fs / float(fs)
+            if ratio < 0.0015 or ratio > 600:
+                raise InputError(
+                    f"time column {time!r} implies {report.median_fs:g} Hz but fs is "
+                    f"{float(fs):g} Hz: the time column must be in seconds (milliseconds "
+                    "would give a rate 1000 times too low)"
+                )
+        if report is not None and (off_rate or not report.regular):
             target = float(fs) if fs is not None else report.median_fs
             import warnings
 
+            what = (
+                f"recorded at {report.median_fs:g} Hz (time column {time!r}), not at "
+                f"fs={target:g} Hz"
+                if off_rate and report.regular
+                else f"time column {time!r} is {report}"
+            )
             warnings.warn(
-                f"time column {time!r} is {report}. Resampled every recording to a regular "
+                f"{what}. Resampled every recording to a regular "
                 f"{target:g} Hz grid (anti-aliased; gaps longer than 3 samples left missing, "
                 "never interpolated). Call medspt.timing.regularize(df, fs=...) yourself to "
                 "choose the rate, or pass regularize=False to keep the rows as they are",
                 stacklevel=2,
             )
-            df = _regularize(df, target, time=time, by=keys, channels=channels)
+            # gaps are 3 samples at the coarser of the two rates, so that upsampling
+            # slower data does not turn every step into a gap
+            gap = 3.0 / min(target, report.median_fs)
+            df = _regularize(df, target, time=time, by=keys, channels=channels, max_gap=gap)
             fs = target
     if fs is None and time is not None:
         try:

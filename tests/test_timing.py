@@ -126,3 +126,44 @@ def test_bad_timing_arguments_are_named():
         check_timing(regular().assign(time="0.1"))
     with pytest.raises(InputError, match="no recording has two distinct times"):
         check_timing(regular().iloc[:1])
+
+
+def test_a_given_rate_the_time_column_contradicts_is_resampled_or_refused():
+    slow, fast = regular(50.0), regular(100.0)
+    ref = make_windows(slow, window="2s", fs=50.0)
+    # new data at 100 Hz cut for a 50 Hz model: resampled to 50 Hz, with a warning
+    with pytest.warns(UserWarning, match=r"recorded at 100 Hz \(time column 'time'\), not at "):
+        got = make_windows(fast, window="2s", fs=50.0)
+    assert got.X.shape == ref.X.shape and got.fs == 50.0
+    np.testing.assert_allclose(got.X, ref.X, atol=0.02)
+    # upsampling slower data interpolates; no step of a 25 Hz grid counts as a gap
+    with pytest.warns(UserWarning, match="recorded at 25 Hz"):
+        up = make_windows(regular(25.0), window="2s", fs=100.0)
+    full = make_windows(fast, window="2s", fs=100.0)
+    assert not np.isnan(up.X).any() and len(up) >= len(full) - 1
+    np.testing.assert_allclose(up.X, full.X[: len(up)], atol=0.03)
+    # milliseconds given for seconds are refused by name
+    ms = slow.assign(time=slow["time"] * 1000)
+    with pytest.raises(InputError, match=r"time column 'time' implies 0.05 Hz but fs is 50 Hz"):
+        make_windows(ms, window=100, fs=50.0)
+
+
+def test_predict_resamples_a_frame_recorded_at_another_rate():
+    from conftest import FAST
+
+    from medspt.api import fit_spt
+
+    def frame(rate):
+        parts = []
+        for s, lab in enumerate(["a", "b", "a", "b", "a", "b"]):
+            d = regular(rate, seconds=8.0, subject=f"s{s}")
+            d["x"] = d["x"] * (1 + s % 2) + 0.1 * s
+            parts.append(d.assign(label=lab))
+        return pd.concat(parts, ignore_index=True)
+
+    clf = fit_spt(frame(50.0), window="2s", **FAST)
+    want = clf.predict_proba(clf.frame_windows(frame(50.0)).X)
+    with pytest.warns(UserWarning, match="recorded at 100 Hz .*not at fs=50 Hz"):
+        ws = clf.frame_windows(frame(100.0))
+    assert ws.X.shape == (len(want), 2, 100)
+    np.testing.assert_allclose(clf.predict_proba(ws.X), want, atol=0.05)
