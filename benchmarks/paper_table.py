@@ -50,13 +50,35 @@ def _available(name: str, root) -> str | None:
 
 
 def _params(args) -> dict:
-    return {
+    params = {
         "d_model": args.d_model,
         "n_heads": args.n_heads,
         "epochs": args.epochs,
         "pretrain_epochs": args.pretrain_epochs,
         "batch_size": args.batch_size,
     }
+    if args.normalize == "window":  # absent otherwise, so the first studies resume as they were
+        params["normalize"] = "window"
+    return params
+
+
+# Study name suffix and section title of each normalization; a protocol's report shows
+# every one whose study exists.
+VARIANTS = {
+    "channel": ("", ""),
+    "window": ("-window", ", per-window centring (`normalize='window'`)"),
+}
+
+
+def _load(study_name: str, storage: str):
+    import optuna
+
+    from medspt.study import make_storage
+
+    try:
+        return optuna.load_study(study_name=study_name, storage=make_storage(storage))
+    except KeyError:  # no such study in this storage
+        return None
 
 
 def _baseline_files(name: str) -> list[Path]:
@@ -83,17 +105,19 @@ def _progress(study, res: pd.DataFrame) -> str:
     )
 
 
-def _section(name: str, study, baselines: pd.DataFrame | None, metric: str) -> list[str]:
+def _section(
+    name: str, study, baselines: pd.DataFrame | None, metric: str, title: str = ""
+) -> list[str]:
     from medspt.api import markdown_table
     from medspt.study import capacity_table, results_frame
 
     res = results_frame(study)
     if res.empty:
-        return [f"## {name}", "", "No completed cells yet.", ""]
+        return [f"## {name}{title}", "", "No completed cells yet.", ""]
     table = capacity_table(res, metric)
     attrs = study.user_attrs.get("medspt", {})
     lines = [
-        f"## {name}",
+        f"## {name}{title}",
         "",
         f"{attrs.get('n_folds')} subject-wise folds (the protocol's), seeds "
         f"{attrs['grid']['seeds']}; {metric.replace('_', ' ')} on held-out subjects, mean ± "
@@ -165,6 +189,13 @@ def main(argv: list[str] | None = None) -> int:
         "--no-alibi", action="store_true", help="leave out the scratch-alibi configuration"
     )
     ap.add_argument("--storage", default=f"journal:{RESULTS / 'studies' / 'paper_table.log'}")
+    ap.add_argument(
+        "--normalize",
+        default="channel",
+        choices=tuple(VARIANTS),
+        help="window: run the grid with per-window centring, as its own study "
+        "(paper-<protocol>-window); the report shows every variant that has a study",
+    )
     ap.add_argument("--report-only", action="store_true", help="tables from existing studies")
     ap.add_argument("--out", type=Path, default=RESULTS / "paper_table.md")
     args = ap.parse_args(argv)
@@ -173,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     import medspt
-    from medspt.study import make_storage, run_study
+    from medspt.study import run_study
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
@@ -184,12 +215,9 @@ def main(argv: list[str] | None = None) -> int:
         if why:
             skipped.append(f"- {name}: skipped, data not available ({why})")
             continue
-        study_name = f"paper-{name}"
-        if args.report_only:
-            study = optuna.load_study(study_name=study_name, storage=make_storage(args.storage))
-        else:
+        if not args.report_only:
             print(f"{name}: running the grid", file=sys.stderr, flush=True)
-            study = run_study(
+            run_study(
                 args.root,
                 protocol=name,
                 depths=args.depths,
@@ -197,13 +225,16 @@ def main(argv: list[str] | None = None) -> int:
                 alibi=not args.no_alibi,
                 seeds=args.seeds,
                 storage=args.storage,
-                study_name=study_name,
+                study_name=f"paper-{name}{VARIANTS[args.normalize][0]}",
                 metric=args.metric,
                 params=_params(args),
             )
         base_csvs = _baseline_files(name)
         baselines = pd.concat([pd.read_csv(f) for f in base_csvs]) if base_csvs else None
-        sections += _section(name, study, baselines, args.metric)
+        for suffix, title in VARIANTS.values():
+            study = _load(f"paper-{name}{suffix}", args.storage)
+            if study is not None:
+                sections += _section(name, study, baselines, args.metric, title)
     m = machine()
     cmd = " ".join(["python benchmarks/paper_table.py", *argv])
     lines = [

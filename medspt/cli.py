@@ -84,6 +84,13 @@ def _add_model_args(p: argparse.ArgumentParser, grid: bool = False) -> None:
         default=0,
         help="with --attention hierarchical: epochs of full attention that end training",
     )
+    p.add_argument(
+        "--normalize",
+        default="channel",
+        choices=("channel", "window", "none"),
+        help="channel: standardize with training statistics; window: also subtract each "
+        "window's own mean per channel (removes per-subject offsets)",
+    )
     p.add_argument("--device", default="auto")
     if not grid:
         p.add_argument("--seed", type=int, default=0)
@@ -100,6 +107,7 @@ def _model_params(a) -> dict:
         epochs=a.epochs,
         attention=a.attention,
         recover_epochs=a.recover_epochs,
+        normalize={"channel": True, "none": False}.get(a.normalize, a.normalize),
         device=a.device,
     )
 

@@ -123,8 +123,13 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         Weight the loss by inverse class frequency.
     linear_probe : bool, default=False
         After pretraining, train only the classification head.
-    normalize : bool, default=True
-        Standardize each channel with statistics of the training windows (NaN ignored).
+    normalize : {True, "channel", "window", False}, default=True
+        True or ``"channel"``: standardize each channel with statistics of the training
+        windows (NaN ignored). ``"window"``: first subtract each window's own mean per
+        channel, then scale each channel by the training windows' spread. This removes
+        offsets that differ between subjects (baseline skin conductance, body weight on a
+        force sensor) and keeps the dynamics; ``benchmarks/results/paper_table.md``
+        compares both on the real protocols. False: raw values.
     device : str, default="auto"
         "auto", "cpu", "cuda" or "cuda:1".
     random_state : int, default=0
@@ -183,7 +188,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         val_size: float = 0.2,
         class_weight: str | None = "balanced",
         linear_probe: bool = False,
-        normalize: bool = True,
+        normalize: bool | str = True,
         device: str = "auto",
         random_state: int = 0,
         verbose: bool = False,
@@ -287,6 +292,11 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             isinstance(self.mask_ratio, (int, float)) and 0 < self.mask_ratio < 1,
             f"mask_ratio must lie strictly between 0 and 1, i.e. in (0, 1), "
             f"got {self.mask_ratio!r}",
+        )
+        need(
+            self.normalize in (True, False, "channel", "window")
+            and isinstance(self.normalize, (bool, str)),
+            f"normalize must be True, 'channel', 'window' or False, got {self.normalize!r}",
         )
         need(self.mean_span >= 1, f"mean_span must be >= 1 step, got {self.mean_span!r}")
         need(self.lr > 0, f"lr must be positive, got {self.lr!r}")
@@ -428,7 +438,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
                 f"{int(np.flatnonzero(empty)[0])}; drop them"
             )
         self.n_steps_ = T
-        self.mean_, self.std_ = self._channel_stats(X)
+        self.mean_, self.std_ = self._channel_stats(self._center(X))
         channel_groups = resolve_channel_groups(self.channel_groups, self.channels_)
 
         t_start = time.perf_counter()
@@ -549,9 +559,19 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         std[~(std > 1e-8)] = 1.0  # flat channel: centre only
         return mean, std
 
-    def _normalize(self, X: np.ndarray) -> np.ndarray:
-        if not self.normalize:
+    def _center(self, X: np.ndarray) -> np.ndarray:
+        """With ``normalize="window"``, each window minus its own mean per channel over
+        its observed steps (missing steps and padding stay NaN); otherwise ``X``."""
+        if self.normalize != "window":
             return X
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a channel missing in a window
+            return (X - np.nanmean(X, axis=2, keepdims=True)).astype(np.float32)
+
+    def _normalize(self, X: np.ndarray) -> np.ndarray:
+        if self.normalize is False:
+            return X
+        X = self._center(X)
         return ((X - self.mean_[None, :, None]) / self.std_[None, :, None]).astype(np.float32)
 
     # ------------------------------------------------------------------ predict

@@ -133,6 +133,11 @@ def test_evaluate_takes_grid_options_not_single_ones():
     assert not any(hasattr(a, k) for k in ("depth", "seed", "masking"))
     f = build_parser().parse_args(["fit", "--data", "x.csv", "--depth", "4", "--seed", "3"])
     assert (f.depth, f.seed, f.masking) == (4, 3, "span")
+    from medspt.cli import _model_params
+
+    assert _model_params(f)["normalize"] is True  # the default: per-channel statistics
+    w = build_parser().parse_args(["fit", "--data", "x.csv", "--normalize", "window"])
+    assert _model_params(w)["normalize"] == "window"
 
 
 def test_console_script_is_installed():
@@ -142,3 +147,14 @@ def test_console_script_is_installed():
         pytest.skip("the medspt console script is not installed (pip install -e .)")
     r = subprocess.run([exe, "--version"], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == f"medspt {medspt.__version__}"
+
+
+def test_study_run_passes_normalize_only_when_given():
+    # absent by default, so a study started before the option existed resumes unchanged
+    from medspt.cli import build_parser
+    from medspt.study.cli import _model_params
+
+    a = build_parser().parse_args(["study", "run", "--data", "demo", "--d-model", "32"])
+    assert _model_params(a) == {"d_model": 32}
+    a = build_parser().parse_args(["study", "run", "--data", "demo", "--normalize", "window"])
+    assert _model_params(a) == {"normalize": "window"}

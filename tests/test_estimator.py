@@ -47,6 +47,41 @@ def test_normalization_uses_training_data_only(arrays):
     np.testing.assert_allclose(clf.std_[1], np.nanstd(X[:40, 1]), rtol=1e-5)
 
 
+def test_window_normalization_removes_each_windows_offsets(arrays, tmp_path):
+    from medspt.persistence import load, save_model
+
+    X, y, groups = arrays
+    X = X.copy()
+    X[::4, 2, 3:9] = np.nan  # a gap: its mean comes from the observed steps only
+    offsets = np.random.default_rng(0).normal(0, 50, (len(X), 3, 1)).astype(np.float32)
+    clf = SPTClassifier(**FAST, normalize="window").fit(X[:40], y[:40], groups=groups[:40])
+    centred = X[:40] - np.nanmean(X[:40], axis=2, keepdims=True)
+    np.testing.assert_allclose(clf.mean_, 0.0, atol=1e-5)
+    np.testing.assert_allclose(clf.std_, np.nanstd(centred, axis=(0, 2)), rtol=1e-5)
+    # a per-window, per-channel offset (a subject's baseline) cannot change a prediction
+    p = clf.predict_proba(X)
+    np.testing.assert_allclose(clf.predict_proba(X + offsets), p, atol=1e-4)
+    Xn = clf._normalize(X)
+    assert np.array_equal(np.isnan(Xn), np.isnan(X))
+    np.testing.assert_allclose(np.nanmean(Xn, axis=2), 0.0, atol=1e-5)
+    # the default keeps the levels, so the same offsets do change its predictions
+    plain = SPTClassifier(**FAST).fit(X[:40], y[:40], groups=groups[:40])
+    assert np.abs(plain.predict_proba(X + offsets) - plain.predict_proba(X)).max() > 0.01
+    save_model(clf, tmp_path / "m.safetensors")
+    back = load(tmp_path / "m.safetensors")
+    assert back.normalize == "window"
+    np.testing.assert_array_equal(back.predict_proba(X + offsets), clf.predict_proba(X + offsets))
+
+
+@pytest.mark.parametrize("bad", ["instance", 1, None])
+def test_bad_normalize_is_named(arrays, bad):
+    from medspt.errors import InputError
+
+    X, y, groups = arrays
+    with pytest.raises(InputError, match=r"normalize must be True, 'channel', 'window' or False"):
+        SPTClassifier(**FAST, normalize=bad).fit(X, y, groups=groups)
+
+
 def test_nan_in_inputs_is_allowed(arrays):
     X, y, groups = arrays
     X = X.copy()

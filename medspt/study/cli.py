@@ -35,6 +35,8 @@ def _model_params(a) -> dict:
         v = getattr(a, name)
         if v is not None:
             params[name] = v
+    if a.normalize is not None:  # absent unless given, so older studies resume unchanged
+        params["normalize"] = {"channel": True, "none": False}.get(a.normalize, a.normalize)
     return params
 
 
@@ -168,6 +170,12 @@ def add_study_parser(subparsers) -> argparse.ArgumentParser:
         q.add_argument(
             f"--{name}", type=typ, default=None, help="model setting (default: SPTClassifier's)"
         )
+    q.add_argument(
+        "--normalize",
+        default=None,
+        choices=("channel", "window", "none"),
+        help="per-channel standardization (default), also per-window centring, or none",
+    )
     q.add_argument("--quiet", action="store_true")
     q.set_defaults(func=cmd_run)
 
