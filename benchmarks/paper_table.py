@@ -101,7 +101,9 @@ def _progress(study, res: pd.DataFrame) -> str:
     return (
         f"**Partial: {len(cells) - len(missing)} of {len(cells)} cells complete**; missing "
         + ", ".join(f"{n} cells of seed {s}" for s, n in by_seed.items())
-        + f" (next: {missing[0].key}). Rerun the same command to resume the study."
+        + f" (next: {missing[0].key}). Rerun the same command"
+        + (" (with `--normalize window`)" if study.study_name.endswith("-window") else "")
+        + " to resume the study."
     )
 
 
