@@ -121,6 +121,9 @@ def _section(
     lines = [
         f"## {name}{title}",
         "",
+        f"Study `{study.study_name}`: depths {attrs['grid']['depths']}, model settings "
+        f"{attrs.get('params', {})}.",
+        "",
         f"{attrs.get('n_folds')} subject-wise folds (the protocol's), seeds "
         f"{attrs['grid']['seeds']}; {metric.replace('_', ' ')} on held-out subjects, mean ± "
         "std over folds × seeds; gain = mean paired difference to scratch (same depth, "
