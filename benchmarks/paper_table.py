@@ -107,6 +107,28 @@ def _progress(study, res: pd.DataFrame) -> str:
     )
 
 
+def _summary_row(name: str, studies: dict, baselines, metric: str) -> str:
+    """One line of the summary: the best row of each study and the best baseline."""
+    from medspt.study import capacity_table, results_frame
+
+    cells = [name]
+    for suffix in VARIANTS:
+        study = studies.get(suffix)
+        res = results_frame(study) if study is not None else None
+        if res is None or res.empty:
+            cells.append("–")
+            continue
+        t = capacity_table(res, metric)
+        b = t.loc[t["mean"].idxmax()]
+        cells.append(f"{b['mean']:.3f} ({b['config']}, depth {int(b['depth'])})")
+    if baselines is not None and len(baselines):
+        means = baselines.groupby("config", sort=False)[metric].mean()
+        cells.append(f"{means.max():.3f} ({means.idxmax()})")
+    else:
+        cells.append("–")
+    return "| " + " | ".join(cells) + " |"
+
+
 def _section(
     name: str, study, baselines: pd.DataFrame | None, metric: str, title: str = ""
 ) -> list[str]:
@@ -214,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     t0 = time.perf_counter()
-    sections, skipped = [], []
+    sections, skipped, summary = [], [], []
     for name in args.protocols:
         why = _available(name, args.root)
         if why:
@@ -236,10 +258,13 @@ def main(argv: list[str] | None = None) -> int:
             )
         base_csvs = _baseline_files(name)
         baselines = pd.concat([pd.read_csv(f) for f in base_csvs]) if base_csvs else None
-        for suffix, title in VARIANTS.values():
+        studies = {}
+        for variant, (suffix, title) in VARIANTS.items():
             study = _load(f"paper-{name}{suffix}", args.storage)
             if study is not None:
+                studies[variant] = study
                 sections += _section(name, study, baselines, args.metric, title)
+        summary.append(_summary_row(name, studies, baselines, args.metric))
     m = machine()
     cmd = " ".join(["python benchmarks/paper_table.py", *argv])
     lines = [
@@ -248,6 +273,17 @@ def main(argv: list[str] | None = None) -> int:
         "Does self-pretraining help, with which masking, and how does the gain change with "
         "depth? Subject-wise evaluation on the dataset protocols (see "
         "`medspt.datasets.protocols`).",
+        "",
+        "## Summary",
+        "",
+        f"Best {args.metric.replace('_', ' ')} of each study (the best row chosen on the test "
+        "folds, so optimistic) next to the best tsai baseline on the same folds; the "
+        "sections below have every row, its spread and the p-values.",
+        "",
+        "| protocol | medspt, per-channel scaling | medspt, per-window centring "
+        "| best tsai baseline |",
+        "|---|---|---|---|",
+        *summary,
         "",
         *sections,
         *skipped,
