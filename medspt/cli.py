@@ -96,6 +96,11 @@ def _add_model_args(p: argparse.ArgumentParser, grid: bool = False) -> None:
         p.add_argument("--seed", type=int, default=0)
 
 
+def normalize_value(option: str) -> bool | str:
+    """``--normalize`` choice -> ``SPTClassifier(normalize=...)``."""
+    return {"channel": True, "none": False}.get(option, option)
+
+
 def _model_params(a) -> dict:
     return dict(
         d_model=a.d_model,
@@ -107,7 +112,7 @@ def _model_params(a) -> dict:
         epochs=a.epochs,
         attention=a.attention,
         recover_epochs=a.recover_epochs,
-        normalize={"channel": True, "none": False}.get(a.normalize, a.normalize),
+        normalize=normalize_value(a.normalize),
         device=a.device,
     )
 

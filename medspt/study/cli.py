@@ -36,7 +36,9 @@ def _model_params(a) -> dict:
         if v is not None:
             params[name] = v
     if a.normalize is not None:  # absent unless given, so older studies resume unchanged
-        params["normalize"] = {"channel": True, "none": False}.get(a.normalize, a.normalize)
+        from medspt.cli import normalize_value
+
+        params["normalize"] = normalize_value(a.normalize)
     return params
 
 
