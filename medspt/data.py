@@ -431,8 +431,6 @@ def make_windows(
             if isinstance(window, str) or isinstance(stride, str):
                 raise  # seconds need a rate; windows in samples do not
             fs = None
-    if fs is not None and (not np.isfinite(fs) or fs <= 0):
-        raise InputError(f"fs must be a positive sampling rate in Hz, got {fs!r}")
 
     whole = window is None  # one case per recording
     if whole:
