@@ -174,6 +174,38 @@ def test_two_workers_started_together_share_one_study(tmp_path, kind):
         assert "duplicate_of" in t.user_attrs
 
 
+_TAKE_ALL = """
+import sys, optuna
+from medspt.study.storage import claim_lock, make_storage
+study = optuna.load_study(study_name="q", storage=make_storage(sys.argv[1], heartbeat=None))
+lock, taken = claim_lock(study), []
+while True:
+    with lock:  # what a worker holds while it takes its next trial
+        trial_id = study._pop_waiting_trial_id()
+    if trial_id is None:
+        break
+    taken.append(trial_id)
+print(*taken)
+"""
+
+
+def test_sqlite_workers_never_take_the_same_waiting_trial(tmp_path):
+    # SQLite cannot lock rows: without the claim lock, processes popping the queue
+    # together move one WAITING trial to RUNNING twice (then both run it)
+    url = f"sqlite:///{tmp_path / 'q.db'}"
+    study = optuna.create_study(storage=make_storage(url, heartbeat=None), study_name="q")
+    for i in range(150):
+        study.enqueue_trial({"x": i})
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _TAKE_ALL, url], stdout=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
+    taken = [int(t) for p in procs for t in p.communicate(timeout=300)[0].split()]
+    assert [p.returncode for p in procs] == [0, 0, 0, 0]
+    assert len(taken) == len(set(taken)) == 150  # every trial taken, none twice
+    assert (tmp_path / "q.db.lock").exists()
+
+
 def test_a_worker_joins_by_storage_and_name(tmp_path):
     url = f"journal:{tmp_path / 'w.log'}"
     _demo_study(url, "w", n_trials=1)

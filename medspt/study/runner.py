@@ -21,6 +21,7 @@ for choosing.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import socket
@@ -43,7 +44,7 @@ from medspt.data import WindowSet
 from medspt.errors import InputError
 from medspt.masking import STRATEGIES
 from medspt.persistence import _jsonable
-from medspt.study.storage import create_or_load, make_storage
+from medspt.study.storage import claim_lock, create_or_load, make_storage
 
 __all__ = ["Cell", "grid_cells", "run_study", "run_worker", "load_study_data"]
 
@@ -266,10 +267,13 @@ def reap_dead_trials(study: optuna.Study, stale_after: float = STALE_AFTER_S) ->
         stale = isinstance(beat, (int, float)) and now - beat > stale_after
         if worker and (not _alive(worker) or (stale and not _local(worker))):
             why = "stopped" if not stale else f"sent no heartbeat for {now - beat:.0f} s"
-            study._storage.set_trial_user_attr(
-                t._trial_id, "error", f"worker {worker} {why} while running this trial"
-            )
-            study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
+            try:
+                study._storage.set_trial_user_attr(
+                    t._trial_id, "error", f"worker {worker} {why} while running this trial"
+                )
+                study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
+            except optuna.exceptions.UpdateFinishedTrialError:
+                continue  # another worker reaped it first
             n += 1
     return n
 
@@ -457,18 +461,28 @@ def _work(study: optuna.Study, ws, folds, attrs: dict, max_trials, verbose: bool
     n_done = lambda: len(  # noqa: E731
         {_cell_of(t) for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))}
     )
+    # Choosing, queueing and taking a cell happen under the claim lock, which the trial
+    # releases as soon as it runs: no two workers take the same cell or waiting trial.
+    lock, claim = claim_lock(study), contextlib.ExitStack()
+
+    def claimed(trial: optuna.Trial) -> float:
+        claim.close()  # this trial is RUNNING and ours: the next worker may choose
+        return objective(trial)
+
     bar = tqdm(total=len(cells), initial=n_done(), desc=study.study_name, disable=not verbose)
     ran = 0
     while max_trials is None or ran < max_trials:
-        reaped = reap_dead_trials(study)
-        if reaped and verbose:
-            print(f"marked {reaped} trial(s) of stopped workers as failed; rerunning them")
-        cell, queued = _next_cell(study, cells, failed)
-        if cell is None:
-            break
-        if not queued:
-            study.enqueue_trial(cell.params)
-        study.optimize(objective, n_trials=1, catch=(Exception,), callbacks=[after])
+        with claim:
+            claim.enter_context(lock)
+            reaped = reap_dead_trials(study)
+            if reaped and verbose:
+                print(f"marked {reaped} trial(s) of stopped workers as failed; rerunning them")
+            cell, queued = _next_cell(study, cells, failed)
+            if cell is None:
+                break
+            if not queued:
+                study.enqueue_trial(cell.params)
+            study.optimize(claimed, n_trials=1, catch=(Exception,), callbacks=[after])
         ran += 1
         bar.n = n_done()
         bar.refresh()

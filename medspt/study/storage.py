@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
 from pathlib import Path
 
 import optuna
+from filelock import FileLock
 
 from medspt.errors import InputError
 
 JOURNAL_PREFIX = "journal:"
 JOURNAL_SUFFIXES = (".log", ".journal", ".jsonl")
+SQLITE_TIMEOUT_S = 120.0  # how long a worker waits for SQLite's write lock
 
 
 def is_journal(url: str) -> bool:
@@ -52,6 +55,9 @@ def make_storage(url: str, heartbeat: float | None = 30.0) -> optuna.storages.Ba
     kwargs = {}
     if heartbeat:
         kwargs = dict(heartbeat_interval=int(max(1, heartbeat)), grace_period=int(4 * heartbeat))
+    if url.startswith("sqlite:"):
+        # SQLite has one writer at a time; wait for it instead of failing after 5 s
+        kwargs["engine_kwargs"] = {"connect_args": {"timeout": SQLITE_TIMEOUT_S}}
     last = None
     for attempt in range(8):  # first use creates the tables; concurrent creators may collide
         try:
@@ -64,6 +70,23 @@ def make_storage(url: str, heartbeat: float | None = 30.0) -> optuna.storages.Ba
             last = e
             time.sleep(0.2 * (attempt + 1))
     raise InputError(f"cannot open storage {url!r}: {last}")
+
+
+def claim_lock(study: optuna.Study) -> contextlib.AbstractContextManager:
+    """A lock that makes "take the next waiting trial" atomic between processes.
+
+    SQLite cannot lock a row (no ``SELECT ... FOR UPDATE``), so two workers may both move
+    the same waiting trial to RUNNING and run it twice; the second then fails with
+    "Cannot tell a COMPLETE trial" (optuna issue #4621). For a SQLite file this is a file
+    lock beside it (``<file>.lock``; SQLite is one machine's database anyway). Server
+    databases lock the row and journal files lock themselves: no lock needed.
+    """
+    backend = getattr(study._storage, "_backend", study._storage)  # unwrap optuna's cache
+    url = str(getattr(backend, "url", ""))
+    path = url[len("sqlite:///") :] if url.startswith("sqlite:///") else ""
+    if not path or path.startswith(":memory:"):
+        return contextlib.nullcontext()
+    return FileLock(str(Path(path).expanduser()) + ".lock")
 
 
 def create_or_load(storage, study_name: str, sampler=None, attrs: dict | None = None):
