@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+import re
 import sys
 import time
 import warnings
@@ -86,6 +87,27 @@ def _baseline_files(name: str) -> list[Path]:
     return sorted(RESULTS.glob(f"baselines_{name}.csv")) + sorted(
         RESULTS.glob(f"baselines_{name}_*.csv")
     )
+
+
+def _read_baselines(name: str) -> pd.DataFrame | None:
+    """All baseline rows of a protocol; a network's name carries its training budget
+    (read from the run's Markdown header), since runs with other budgets sit side by side."""
+    frames = []
+    for csv in _baseline_files(name):
+        df = pd.read_csv(csv)
+        md = csv.with_suffix(".md")
+        budget = re.search(
+            r"fit_one_cycle, (\d+) epochs \(MVP pretraining (\d+)\)",
+            md.read_text() if md.exists() else "",
+        )
+        if budget:
+            epochs, mvp = budget.groups()
+            net = df["config"] != "tsai-minirocket"  # MiniRocket has no epochs
+            mvp_run = df["config"].str.endswith("-mvp")
+            df.loc[net & ~mvp_run, "config"] += f" ({epochs} epochs)"
+            df.loc[net & mvp_run, "config"] += f" ({epochs} epochs, MVP {mvp})"
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True) if frames else None
 
 
 def _progress(study, res: pd.DataFrame) -> str:
@@ -181,9 +203,7 @@ def _section(
         budgets = sorted(p.with_suffix(".md").name for p in _baseline_files(name))
         lines += [
             "",
-            "Baseline settings and budgets (epochs, seeds) differ by run: see "
-            + ", ".join(f"`{b}`" for b in budgets)
-            + ".",
+            "Baseline settings differ by run: see " + ", ".join(f"`{b}`" for b in budgets) + ".",
         ]
         top = max(means, key=means.get)
         verdict = "matches or beats" if best["mean"] >= means[top] else "falls short of"
@@ -256,8 +276,7 @@ def main(argv: list[str] | None = None) -> int:
                 metric=args.metric,
                 params=_params(args),
             )
-        base_csvs = _baseline_files(name)
-        baselines = pd.concat([pd.read_csv(f) for f in base_csvs]) if base_csvs else None
+        baselines = _read_baselines(name)
         studies = {}
         for variant, (suffix, title) in VARIANTS.items():
             study = _load(f"paper-{name}{suffix}", args.storage)
