@@ -58,17 +58,47 @@ def _params(args) -> dict:
         "pretrain_epochs": args.pretrain_epochs,
         "batch_size": args.batch_size,
     }
-    if args.normalize == "window":  # absent otherwise, so the first studies resume as they were
+    # variant settings only when they differ from the defaults, so the first studies
+    # resume as they were
+    if args.normalize == "window":
         params["normalize"] = "window"
+    if args.pooling != "mean":
+        params["pooling"] = args.pooling
+    if args.lr is not None:
+        params["lr"] = args.lr
     return params
 
 
-# Study name suffix and section title of each normalization; a protocol's report shows
-# every one whose study exists.
-VARIANTS = {
-    "channel": ("", ""),
-    "window": ("-window", ", per-window centring (`normalize='window'`)"),
-}
+def _suffix(params: dict) -> str:
+    """A variant's study name suffix: paper-<protocol><suffix>."""
+    out = "-window" if params.get("normalize") == "window" else ""
+    out += f"-{params['pooling']}" if params.get("pooling", "mean") != "mean" else ""
+    out += f"-lr{params['lr']:g}" if "lr" in params else ""
+    return out
+
+
+def _variant(params: dict) -> str:
+    """A variant's name in the report: its settings that differ from the first study."""
+    parts = ["per-window centring" if params.get("normalize") == "window" else "channel scaling"]
+    if params.get("pooling", "mean") != "mean":
+        parts.append(f"{params['pooling']} pooling")
+    if "lr" in params:
+        parts.append(f"lr {params['lr']:g}")
+    return ", ".join(parts)
+
+
+def _studies(name: str, storage: str) -> list:
+    """The protocol's studies in the storage: paper-<name>, then its variants by name."""
+    import optuna
+
+    from medspt.study import make_storage
+
+    names = {
+        s.study_name
+        for s in optuna.get_all_study_summaries(make_storage(storage, heartbeat=None))
+        if s.study_name == f"paper-{name}" or s.study_name.startswith(f"paper-{name}-")
+    }
+    return [_load(n, storage) for n in sorted(names, key=lambda n: (len(n), n))]
 
 
 def _load(study_name: str, storage: str):
@@ -124,31 +154,32 @@ def _progress(study, res: pd.DataFrame) -> str:
         f"**Partial: {len(cells) - len(missing)} of {len(cells)} cells complete**; missing "
         + ", ".join(f"{n} cells of seed {s}" for s, n in by_seed.items())
         + f" (next: {missing[0].key}). Rerun the same command"
-        + (" (with `--normalize window`)" if study.study_name.endswith("-window") else "")
+        + (" (with the same variant options)" if study.study_name.count("-") > 2 else "")
         + " to resume the study."
     )
 
 
-def _summary_row(name: str, studies: dict, baselines, metric: str) -> str:
-    """One line of the summary: the best row of each study and the best baseline."""
+def _summary_rows(name: str, studies: list, baselines, metric: str) -> list[str]:
+    """The summary lines of a protocol: the best row of each study, the best baseline."""
     from medspt.study import capacity_table, results_frame
 
-    cells = [name]
-    for suffix in VARIANTS:
-        study = studies.get(suffix)
-        res = results_frame(study) if study is not None else None
-        if res is None or res.empty:
-            cells.append("–")
+    if baselines is not None and len(baselines):
+        means = baselines.groupby("config", sort=False)[metric].mean()
+        base = f"{means.max():.3f} ({means.idxmax()})"
+    else:
+        base = "–"
+    rows = []
+    for study in studies:
+        res = results_frame(study)
+        variant = _variant(study.user_attrs["medspt"].get("params", {}))
+        if res.empty:
+            rows.append(f"| {name} | {variant} | – | – | {base} |")
             continue
         t = capacity_table(res, metric)
         b = t.loc[t["mean"].idxmax()]
-        cells.append(f"{b['mean']:.3f} ({b['config']}, depth {int(b['depth'])})")
-    if baselines is not None and len(baselines):
-        means = baselines.groupby("config", sort=False)[metric].mean()
-        cells.append(f"{means.max():.3f} ({means.idxmax()})")
-    else:
-        cells.append("–")
-    return "| " + " | ".join(cells) + " |"
+        best = f"{b['config']}, depth {int(b['depth'])} (of {len(t)} rows)"
+        rows.append(f"| {name} | {variant} | {best} | {b['mean']:.3f} | {base} |")
+    return rows
 
 
 def _section(
@@ -239,10 +270,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--normalize",
         default="channel",
-        choices=tuple(VARIANTS),
-        help="window: run the grid with per-window centring, as its own study "
-        "(paper-<protocol>-window); the report shows every variant that has a study",
+        choices=("channel", "window"),
+        help="window: run the grid with per-window centring; like --pooling and --lr, a "
+        "variant runs as its own study (paper-<protocol>-window...), and the report "
+        "shows every study of the protocol",
     )
+    ap.add_argument("--pooling", default="mean", choices=("mean", "cls"))
+    ap.add_argument("--lr", type=float, help="learning rate (default: medspt's)")
     ap.add_argument("--report-only", action="store_true", help="tables from existing studies")
     ap.add_argument("--out", type=Path, default=RESULTS / "paper_table.md")
     args = ap.parse_args(argv)
@@ -272,18 +306,17 @@ def main(argv: list[str] | None = None) -> int:
                 alibi=not args.no_alibi,
                 seeds=args.seeds,
                 storage=args.storage,
-                study_name=f"paper-{name}{VARIANTS[args.normalize][0]}",
+                study_name=f"paper-{name}{_suffix(_params(args))}",
                 metric=args.metric,
                 params=_params(args),
             )
         baselines = _read_baselines(name)
-        studies = {}
-        for variant, (suffix, title) in VARIANTS.items():
-            study = _load(f"paper-{name}{suffix}", args.storage)
-            if study is not None:
-                studies[variant] = study
-                sections += _section(name, study, baselines, args.metric, title)
-        summary.append(_summary_row(name, studies, baselines, args.metric))
+        studies = _studies(name, args.storage)
+        for study in studies:
+            params = study.user_attrs["medspt"].get("params", {})
+            title = "" if study.study_name == f"paper-{name}" else f", {_variant(params)}"
+            sections += _section(name, study, baselines, args.metric, title)
+        summary += _summary_rows(name, studies, baselines, args.metric)
     m = machine()
     cmd = " ".join(["python benchmarks/paper_table.py", *argv])
     lines = [
@@ -299,9 +332,8 @@ def main(argv: list[str] | None = None) -> int:
         "folds, so optimistic) next to the best tsai baseline on the same folds; the "
         "sections below have every row, its spread and the p-values.",
         "",
-        "| protocol | medspt, per-channel scaling | medspt, per-window centring "
-        "| best tsai baseline |",
-        "|---|---|---|---|",
+        f"| protocol | medspt study | its best row | {args.metric} | best tsai baseline |",
+        "|---|---|---|---:|---|",
         *summary,
         "",
         *sections,
