@@ -66,6 +66,8 @@ def _params(args) -> dict:
         params["pooling"] = args.pooling
     if args.lr is not None:
         params["lr"] = args.lr
+    if args.val_size is not None:
+        params["val_size"] = args.val_size
     return params
 
 
@@ -74,6 +76,7 @@ def _suffix(params: dict) -> str:
     out = "-window" if params.get("normalize") == "window" else ""
     out += f"-{params['pooling']}" if params.get("pooling", "mean") != "mean" else ""
     out += f"-lr{params['lr']:g}" if "lr" in params else ""
+    out += f"-val{params['val_size']:g}" if "val_size" in params else ""
     return out
 
 
@@ -84,6 +87,9 @@ def _variant(params: dict) -> str:
         parts.append(f"{params['pooling']} pooling")
     if "lr" in params:
         parts.append(f"lr {params['lr']:g}")
+    if "val_size" in params:
+        v = params["val_size"]
+        parts.append("no validation split" if v == 0 else f"validation share {v:g}")
     return ", ".join(parts)
 
 
@@ -277,6 +283,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--pooling", default="mean", choices=("mean", "cls"))
     ap.add_argument("--lr", type=float, help="learning rate (default: medspt's)")
+    ap.add_argument(
+        "--val-size",
+        type=float,
+        help="share of training subjects held out for early stopping (default: medspt's "
+        "0.2; 0 trains on all of them for the fixed epochs)",
+    )
     ap.add_argument("--report-only", action="store_true", help="tables from existing studies")
     ap.add_argument("--out", type=Path, default=RESULTS / "paper_table.md")
     args = ap.parse_args(argv)

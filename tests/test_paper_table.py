@@ -23,6 +23,8 @@ def test_variant_names_follow_the_settings_that_differ():
     assert pt._suffix(both) == "-window-cls-lr0.003"
     assert pt._variant(TINY) == "channel scaling"
     assert pt._variant(both) == "per-window centring, cls pooling, lr 0.003"
+    assert pt._suffix({**TINY, "normalize": "window", "val_size": 0.0}) == "-window-val0"
+    assert pt._variant({"val_size": 0.0}) == "channel scaling, no validation split"
 
 
 def test_baseline_rows_carry_their_training_budget(tmp_path, monkeypatch):
