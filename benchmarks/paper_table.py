@@ -99,23 +99,16 @@ def _studies(name: str, storage: str) -> list:
 
     from medspt.study import make_storage
 
+    st = make_storage(storage, heartbeat=None)  # one read of the journal for all studies
     names = {
         s.study_name
-        for s in optuna.get_all_study_summaries(make_storage(storage, heartbeat=None))
+        for s in optuna.get_all_study_summaries(st)
         if s.study_name == f"paper-{name}" or s.study_name.startswith(f"paper-{name}-")
     }
-    return [_load(n, storage) for n in sorted(names, key=lambda n: (len(n), n))]
-
-
-def _load(study_name: str, storage: str):
-    import optuna
-
-    from medspt.study import make_storage
-
-    try:
-        return optuna.load_study(study_name=study_name, storage=make_storage(storage))
-    except KeyError:  # no such study in this storage
-        return None
+    return [
+        optuna.load_study(study_name=n, storage=st)
+        for n in sorted(names, key=lambda n: (len(n), n))
+    ]
 
 
 def _baseline_files(name: str) -> list[Path]:
