@@ -26,6 +26,12 @@ def journal_path(url: str) -> Path:
     return Path(path.removeprefix("//")).expanduser()
 
 
+def _sqlite_file(url: str) -> Path | None:
+    """The database file a ``sqlite:///`` URL names (None for other URLs and in-memory)."""
+    path = url[len("sqlite:///") :] if url.startswith("sqlite:///") else ""
+    return Path(path).expanduser() if path and not path.startswith(":memory:") else None
+
+
 def make_storage(url: str, heartbeat: float | None = 30.0) -> optuna.storages.BaseStorage:
     """The Optuna storage a URL names.
 
@@ -50,8 +56,8 @@ def make_storage(url: str, heartbeat: float | None = 30.0) -> optuna.storages.Ba
             f"storage {url!r} is neither a database URL (sqlite:///file.db, "
             "postgresql://...) nor a journal file (journal:path.log)"
         )
-    if url.startswith("sqlite:///"):
-        Path(url[len("sqlite:///") :]).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    if (db := _sqlite_file(url)) is not None:
+        db.parent.mkdir(parents=True, exist_ok=True)
     kwargs = {}
     if heartbeat:
         kwargs = dict(heartbeat_interval=int(max(1, heartbeat)), grace_period=int(4 * heartbeat))
@@ -82,11 +88,8 @@ def claim_lock(study: optuna.Study) -> contextlib.AbstractContextManager:
     databases lock the row and journal files lock themselves: no lock needed.
     """
     backend = getattr(study._storage, "_backend", study._storage)  # unwrap optuna's cache
-    url = str(getattr(backend, "url", ""))
-    path = url[len("sqlite:///") :] if url.startswith("sqlite:///") else ""
-    if not path or path.startswith(":memory:"):
-        return contextlib.nullcontext()
-    return FileLock(str(Path(path).expanduser()) + ".lock")
+    db = _sqlite_file(str(getattr(backend, "url", "")))
+    return contextlib.nullcontext() if db is None else FileLock(f"{db}.lock")
 
 
 def create_or_load(storage, study_name: str, sampler=None, attrs: dict | None = None):
