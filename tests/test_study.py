@@ -120,40 +120,42 @@ def test_summarize_pairs_runs_by_fold_and_seed():
     assert np.isnan(table.loc["scratch", "p_value"])
 
 
+_KILL_MID_CELL = """
+import os, signal, sys
+import medspt.study.runner as runner
+fit_fold, calls = runner.fit_fold, []
+
+def fit_fold_then_die(*args, **kwargs):  # SIGKILL inside the second cell's second fold
+    calls.append(1)
+    if len(calls) == 4:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return fit_fold(*args, **kwargs)
+
+runner.fit_fold = fit_fold_then_die
+from medspt.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 def test_killed_study_resumes_without_losing_completed_trials(tmp_path):
+    # the process kills itself at a fixed point (2 folds per cell: cell 0 complete, cell 1
+    # half done), so the test does not depend on how fast the machine is
     url = f"sqlite:///{tmp_path / 'k.db'}"
-    args = ["run", "--data", "demo", "--storage", url, "--study", "k", "--depths", "1", "2"]
-    args += ["--maskings", "span", "block", *TINY]
-    proc = subprocess.Popen(
-        _cli(*args), env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    args = ["study", "run", "--data", "demo", "--storage", url, "--study", "k"]
+    args += ["--depths", "1", "2", "--maskings", "span", "block", *TINY]
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILL_MID_CELL, *args],
+        env=_env(),
+        capture_output=True,
+        timeout=400,
     )
-    deadline = time.time() + 240
-    storage = None
-    try:
-        while time.time() < deadline:  # wait for >= 1 completed cell and one in flight
-            time.sleep(0.5)
-            if proc.poll() is not None:
-                pytest.fail(f"study ended before it could be killed: {proc.stderr.read()[-500:]}")
-            try:
-                storage = storage or make_storage(url, heartbeat=None)
-                trials = optuna.load_study(study_name="k", storage=storage).get_trials()
-            except Exception:
-                continue
-            states = Counter(t.state for t in trials)
-            if states[TrialState.COMPLETE] >= 1 and states[TrialState.RUNNING] == 1:
-                break
-        completed_before = {t.number: t.value for t in trials if t.state == TrialState.COMPLETE}
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    assert completed_before, "no trial completed before the deadline"
-    # normally the trial seen running; none if the kill fell between two trials
-    running_at_kill = [
-        t.number
-        for t in optuna.load_study(study_name="k", storage=storage).get_trials()
-        if t.state == TrialState.RUNNING
-    ]
-    assert len(running_at_kill) <= 1
+    assert proc.returncode == -signal.SIGKILL, proc.stderr[-500:]
+    storage = make_storage(url, heartbeat=None)
+    trials = optuna.load_study(study_name="k", storage=storage).get_trials()
+    states = [t.state for t in trials]
+    assert states == [TrialState.COMPLETE, TrialState.RUNNING]
+    assert trials[1].user_attrs["folds_done"] == 1  # killed mid-cell, not between cells
+    completed_before = {trials[0].number: trials[0].value}
 
     study = _demo_study(url, "k", depths=(1, 2), maskings=("span", "block"))
     per_cell = _complete_per_cell(url, "k")
@@ -161,8 +163,27 @@ def test_killed_study_resumes_without_losing_completed_trials(tmp_path):
     after = {t.number: t.value for t in study.get_trials(states=(TrialState.COMPLETE,))}
     assert all(after[n] == v for n, v in completed_before.items())  # nothing lost or redone
     failed = study.get_trials(states=(TrialState.FAIL,))
-    assert [t.number for t in failed] == running_at_kill  # the killed trial, reaped
+    assert [t.number for t in failed] == [trials[1].number]  # the killed trial, reaped
     assert all("stopped while running" in t.user_attrs["error"] for t in failed)
+
+
+_MEET_IN_FIRST_FOLD = """
+import os, pathlib, sys, time
+import medspt.study.runner as runner
+fit_fold, barrier = runner.fit_fold, pathlib.Path(sys.argv[1])
+
+def fit_fold_after_meeting(*args, **kwargs):
+    if not (barrier / str(os.getpid())).exists():
+        (barrier / str(os.getpid())).touch()
+        deadline = time.time() + 300
+        while len(list(barrier.iterdir())) < 2 and time.time() < deadline:
+            time.sleep(0.05)
+    return fit_fold(*args, **kwargs)
+
+runner.fit_fold = fit_fold_after_meeting
+from medspt.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
 
 
 @pytest.mark.parametrize("kind", ["journal", "sqlite"])
@@ -171,7 +192,12 @@ def test_two_workers_started_together_share_one_study(tmp_path, kind):
     url = f"journal:{tmp_path / 'j.log'}" if kind == "journal" else f"sqlite:///{tmp_path / 'j.db'}"
     args = ["run", "--data", "demo", "--storage", url, "--study", "j", "--depths", "1", "2"]
     args += ["--maskings", "span", "--seeds", "0", "1", *TINY]
-    procs = [subprocess.Popen(_cli(*args), env=_env(), stderr=subprocess.PIPE) for _ in range(2)]
+    # each worker waits in its first fold until the other is in one too, so both must work
+    # on the study at the same time however fast the machine is
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    cmd = [sys.executable, "-c", _MEET_IN_FIRST_FOLD, str(barrier), "study", *args]
+    procs = [subprocess.Popen(cmd, env=_env(), stderr=subprocess.PIPE) for _ in range(2)]
     errs = [p.communicate(timeout=400)[1] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [e[-400:] for e in errs]
     assert _complete_per_cell(url, "j") == Counter(_cells((1, 2), ("span",), (0, 1)))
