@@ -15,7 +15,7 @@ the sweep to see which settings matter, and choose settings on validation subjec
     python benchmarks/sensitivity.py --protocol NE-1 --variants base window window+cls
 
 Writes ``benchmarks/results/sensitivity_<protocol>.md`` and ``.csv`` (one row per variant,
-seed and fold).
+seed and fold); with ``--tag T``, ``sensitivity_<protocol>_T.md`` and ``.csv``.
 """
 
 from __future__ import annotations
@@ -60,6 +60,21 @@ VARIANTS: dict[str, dict] = {
     "window+spt-span": {**W, "pretrain": True, "masking": "span"},
     "window+spt-channel": {**W, "pretrain": True, "masking": "channel"},
 }
+# the same question once more on top of centring without a validation split (NE-1's best)
+W0 = {**W, "val_size": 0.0}
+VARIANTS |= {
+    "window+no_validation+d_model64": {**W0, "d_model": 64},
+    "window+no_validation+lr3e-3": {**W0, "lr": 3e-3},
+    "window+no_validation+dropout0.3+epochs30": {**W0, "dropout": 0.3, "epochs": 30},
+    "window+no_validation+spt-span0.4": {
+        **W0,
+        "pretrain": True,
+        "masking": "span",
+        "mask_ratio": 0.4,
+        "pretrain_epochs": 20,
+    },
+    "window+no_validation+spt-channel": {**W0, "pretrain": True, "masking": "channel"},
+}
 
 
 def _describe(over: dict) -> str:
@@ -75,9 +90,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--variants", nargs="+", choices=tuple(VARIANTS), default=list(VARIANTS), metavar="V"
     )
+    ap.add_argument(
+        "--reference",
+        help="variant the others are compared with (default: window if run, else the first)",
+    )
     ap.add_argument("--metric", default="balanced_accuracy")
     ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--tag", help="suffix of the result files: sensitivity_<protocol>_<tag>")
     args = ap.parse_args(argv)
+    if args.reference is not None and args.reference not in args.variants:
+        ap.error(f"--reference {args.reference!r} is not among --variants")
 
     import torch
     from tqdm.auto import tqdm
@@ -97,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
 
     m = args.metric
     per_seed = df.groupby(["variant", "seed"], sort=False)[m].mean().unstack("seed")
-    base_name = "window" if "window" in args.variants else args.variants[0]
+    base_name = args.reference or ("window" if "window" in args.variants else args.variants[0])
     lines = [
         f"# Setting sensitivity on {name}",
         "",
@@ -136,10 +158,11 @@ def main(argv: list[str] | None = None) -> int:
     ]
     text = "\n".join(lines)
     print(text)
+    stem = f"sensitivity_{name}" + (f"_{args.tag}" if args.tag else "")
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"sensitivity_{name}.md").write_text(text)
-    df.to_csv(args.out / f"sensitivity_{name}.csv", index=False)
-    print(f"written to {args.out / f'sensitivity_{name}.md'}", file=sys.stderr)
+    (args.out / f"{stem}.md").write_text(text)
+    df.to_csv(args.out / f"{stem}.csv", index=False)
+    print(f"written to {args.out / f'{stem}.md'}", file=sys.stderr)
     return 0
 
 

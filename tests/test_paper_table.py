@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import paper_table as pt  # noqa: E402
@@ -84,29 +85,24 @@ def test_report_finds_every_study_of_a_protocol(tmp_path):
 
 def test_sensitivity_rows_and_differences_match_the_fits(tmp_path):
     variants = ["base", "window", "window+cls"]
-    assert (
-        sensitivity.main(
-            [
-                "--protocol",
-                "demo",
-                "--variants",
-                *variants,
-                "--seeds",
-                "0",
-                "--out",
-                str(tmp_path),
-            ]
-        )
-        == 0
-    )
-    df = pd.read_csv(tmp_path / "sensitivity_demo.csv")
+    args = ["--protocol", "demo", "--variants", *variants, "--seeds", "0"]
+    args += ["--reference", "window+cls", "--tag", "t", "--out", str(tmp_path)]
+    assert sensitivity.main(args) == 0
+    df = pd.read_csv(tmp_path / "sensitivity_demo_t.csv")
     assert df.groupby("variant").size().to_dict() == {v: 3 for v in variants}  # 3 demo folds
-    md = (tmp_path / "sensitivity_demo.md").read_text()
-    ref = df[df["variant"] == "window"].set_index("fold")["balanced_accuracy"]
+    md = (tmp_path / "sensitivity_demo_t.md").read_text()
+    assert "| vs window+cls |" in md
+    ref = df[df["variant"] == "window+cls"].set_index("fold")["balanced_accuracy"]
     for v in variants:
         acc = df[df["variant"] == v].set_index("fold")["balanced_accuracy"]
         line = next(ln for ln in md.splitlines() if ln.startswith(f"| {v} |"))
         assert f"| {acc.mean():.3f} ± {acc.std(ddof=1):.3f} |" in line
-        if v != "window":
+        if v != "window+cls":
             assert f"| {(acc - ref).mean():+.3f} |" in line
     assert "pooling='cls'" in md and np.isfinite(df["wall_time_s"]).all()
+
+
+def test_sensitivity_refuses_a_reference_it_does_not_run(capsys):
+    with pytest.raises(SystemExit):
+        sensitivity.main(["--variants", "base", "window", "--reference", "window+cls"])
+    assert "--reference 'window+cls' is not among --variants" in capsys.readouterr().err
