@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 import urllib.request
 from collections import Counter
@@ -120,20 +121,27 @@ def test_summarize_pairs_runs_by_fold_and_seed():
     assert np.isnan(table.loc["scratch", "p_value"])
 
 
+def _cli_with_fit_fold_hook(hook: str) -> list[str]:
+    """The CLI in a child process whose ``runner.fit_fold`` first runs ``hook``: a fixed
+    point in the study where a test acts, however fast the machine is."""
+    script = (
+        "import os, pathlib, signal, sys, time\n"
+        "import medspt.study.runner as runner\n"
+        "fit_fold, calls = runner.fit_fold, []\n"
+        "def hooked(*args, **kwargs):\n"
+        "    calls.append(1)\n"
+        + textwrap.indent(hook.strip(), "    ")
+        + "\n    return fit_fold(*args, **kwargs)\n"
+        "runner.fit_fold = hooked\n"
+        "from medspt.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    return [sys.executable, "-c", script]
+
+
 _KILL_MID_CELL = """
-import os, signal, sys
-import medspt.study.runner as runner
-fit_fold, calls = runner.fit_fold, []
-
-def fit_fold_then_die(*args, **kwargs):  # SIGKILL inside the second cell's second fold
-    calls.append(1)
-    if len(calls) == 4:
-        os.kill(os.getpid(), signal.SIGKILL)
-    return fit_fold(*args, **kwargs)
-
-runner.fit_fold = fit_fold_then_die
-from medspt.cli import main
-sys.exit(main(sys.argv[1:]))
+if len(calls) == 4:  # SIGKILL inside the second cell's second fold
+    os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
@@ -144,7 +152,7 @@ def test_killed_study_resumes_without_losing_completed_trials(tmp_path):
     args = ["study", "run", "--data", "demo", "--storage", url, "--study", "k"]
     args += ["--depths", "1", "2", "--maskings", "span", "block", *TINY]
     proc = subprocess.run(
-        [sys.executable, "-c", _KILL_MID_CELL, *args],
+        [*_cli_with_fit_fold_hook(_KILL_MID_CELL), *args],
         env=_env(),
         capture_output=True,
         timeout=400,
@@ -168,21 +176,12 @@ def test_killed_study_resumes_without_losing_completed_trials(tmp_path):
 
 
 _MEET_IN_FIRST_FOLD = """
-import os, pathlib, sys, time
-import medspt.study.runner as runner
-fit_fold, barrier = runner.fit_fold, pathlib.Path(sys.argv[1])
-
-def fit_fold_after_meeting(*args, **kwargs):
-    if not (barrier / str(os.getpid())).exists():
-        (barrier / str(os.getpid())).touch()
-        deadline = time.time() + 300
-        while len(list(barrier.iterdir())) < 2 and time.time() < deadline:
-            time.sleep(0.05)
-    return fit_fold(*args, **kwargs)
-
-runner.fit_fold = fit_fold_after_meeting
-from medspt.cli import main
-sys.exit(main(sys.argv[2:]))
+barrier = pathlib.Path(os.environ["BARRIER"])
+if len(calls) == 1:  # wait in the first fold until the other worker is in one too
+    (barrier / str(os.getpid())).touch()
+    deadline = time.time() + 300
+    while len(list(barrier.iterdir())) < 2 and time.time() < deadline:
+        time.sleep(0.05)
 """
 
 
@@ -196,8 +195,9 @@ def test_two_workers_started_together_share_one_study(tmp_path, kind):
     # on the study at the same time however fast the machine is
     barrier = tmp_path / "barrier"
     barrier.mkdir()
-    cmd = [sys.executable, "-c", _MEET_IN_FIRST_FOLD, str(barrier), "study", *args]
-    procs = [subprocess.Popen(cmd, env=_env(), stderr=subprocess.PIPE) for _ in range(2)]
+    cmd = [*_cli_with_fit_fold_hook(_MEET_IN_FIRST_FOLD), "study", *args]
+    env = dict(_env(), BARRIER=str(barrier))
+    procs = [subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE) for _ in range(2)]
     errs = [p.communicate(timeout=400)[1] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [e[-400:] for e in errs]
     assert _complete_per_cell(url, "j") == Counter(_cells((1, 2), ("span",), (0, 1)))
