@@ -377,7 +377,7 @@ def run_accuracy(args) -> str:
     for name, extra in configs.items():
         for k, (tr, te) in enumerate(folds):
             print(f"  {name}: fold {k + 1}/{len(folds)}", file=sys.stderr, flush=True)
-            row, clf = fit_fold(ws, tr, te, {**base, **extra})
+            row, clf, _ = fit_fold(ws, tr, te, {**base, **extra})
             n_ep = sum(len(h) for h in clf.history_.values())
             rows.append(
                 {

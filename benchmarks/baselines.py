@@ -99,6 +99,8 @@ EVALUATE_COLUMNS = (
     "subject_accuracy",
     "pretrain_epochs",
     "finetune_epoch",
+    "optimizer_steps",
+    "val_subjects",
     "wall_time_s",
     "windows_per_s",
 )
@@ -176,7 +178,7 @@ def load_windows(name: str, root: str | None = None):
 
 
 def plan_fold(
-    y: np.ndarray,
+    labels: np.ndarray,
     groups: np.ndarray,
     train_idx: np.ndarray,
     test_idx: np.ndarray,
@@ -187,15 +189,15 @@ def plan_fold(
 ) -> FoldPlan:
     """Split a fold's training windows into fit and validation subjects.
 
-    With ``max_train_windows``, a seeded random subset of that many training windows is
-    used. The validation subjects are chosen by medspt's own split
-    (``SPTClassifier._validation_split`` with ``val_size`` and ``random_state=seed``), so
-    on the full training part they are the subjects medspt's early stopping holds out.
+    ``labels`` are class *labels* (``ws.classes[ws.y]``), never codes of the protocol's
+    own order: the validation subjects come from :func:`medspt.splits.fold_split`, the
+    function every medspt fit uses, so on the full training part they are exactly the
+    subjects medspt's early stopping holds out with ``random_state=seed``. With
+    ``max_train_windows``, a seeded random subset of that many training windows is used.
     Test windows are never looked at, beyond checking that no subject is on both sides.
     """
-    from medspt.estimator import SPTClassifier
+    from medspt.splits import fold_split
 
-    # Kept in the fold's order: medspt's split sees the training windows in this order.
     train_idx, test_idx = np.asarray(train_idx), np.asarray(test_idx)
     shared = np.intersect1d(groups[train_idx], groups[test_idx])
     if len(shared):
@@ -203,16 +205,11 @@ def plan_fold(
     if max_train_windows is not None and len(train_idx) > max_train_windows:
         rng = np.random.default_rng(seed)
         train_idx = np.sort(rng.choice(train_idx, max_train_windows, replace=False))
-    _, y_enc = np.unique(y[train_idx], return_inverse=True)
-    clf = SPTClassifier(val_size=val_size, random_state=seed)
-    fit, val = clf._validation_split(y_enc, np.asarray(groups[train_idx]))
+    split = fold_split(
+        labels, groups, (train_idx, test_idx), fold_index=fold, seed=seed, val_size=val_size
+    )
     return FoldPlan(
-        fold=fold,
-        seed=seed,
-        train=train_idx,
-        fit=train_idx[fit],
-        val=train_idx[val],
-        test=test_idx,
+        fold=fold, seed=seed, train=train_idx, fit=split.fit, val=split.val, test=test_idx
     )
 
 
@@ -317,6 +314,8 @@ def make_row(
         **{k: metrics[k] for k in EVALUATE_METRICS},
         "pretrain_epochs": info.get("pretrain_epochs", np.nan),
         "finetune_epoch": info.get("finetune_epoch", np.nan),
+        "optimizer_steps": info.get("optimizer_steps", np.nan),
+        "val_subjects": " ".join(map(str, np.unique(groups[plan.val]))),
         "wall_time_s": info.get("wall_time_s", np.nan),
         "windows_per_s": info.get("windows_per_s", np.nan),
         "protocol": protocol,
@@ -857,7 +856,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {name} has folds 0-{len(folds) - 1}, not {bad}", file=sys.stderr)
         return 2
     plans = [
-        plan_fold(ws.y, ws.groups, *folds[k], k, seed, s.val_size, s.max_train_windows)
+        plan_fold(ws.classes[ws.y], ws.groups, *folds[k], k, seed, s.val_size, s.max_train_windows)
         for k in fold_ids
         for seed in args.seeds
     ]
@@ -892,7 +891,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     elapsed = time.perf_counter() - started
 
-    rows, failed = [], []
+    from medspt.api import oof_frame
+
+    rows, failed, predictions = [], [], []
     for i, plan in enumerate(plans):
         for model in models:
             proba, info = results.get((i, model), (None, {"error": "not run"}))
@@ -900,6 +901,8 @@ def main(argv: list[str] | None = None) -> int:
                 failed.append(f"fold {plan.fold} seed {plan.seed} {model}: {info['error']}")
                 continue
             rows.append(make_row(model, s, plan, ws.y, ws.groups, proba, info, name))
+            keys = dict(config=CONFIG_NAMES[model], depth=rows[-1]["depth"], seed=plan.seed)
+            predictions.append(oof_frame(ws, plan.test, proba, **keys, fold=plan.fold))
     if failed:
         notes.append("runs without results: " + "; ".join(failed))
     df = pd.DataFrame(rows, columns=[*EVALUATE_COLUMNS, *EXTRA_COLUMNS])
@@ -949,7 +952,10 @@ def main(argv: list[str] | None = None) -> int:
         csv_path, md_path = args.out / f"{stem}.csv", args.out / f"{stem}.md"
         df.to_csv(csv_path, index=False)
         md_path.write_text(report)
-        print(f"wrote {csv_path} and {md_path}")
+        # out-of-fold predictions of every test window, for paired tests over subjects
+        pred_path = args.out / f"{stem}_predictions.csv.gz"
+        pd.concat(predictions, ignore_index=True).round(4).to_csv(pred_path, index=False)
+        print(f"wrote {csv_path}, {md_path} and {pred_path}")
     return 1 if failed else 0
 
 

@@ -37,6 +37,7 @@ import pandas as pd
 from _common import RESULTS, git_revision, machine
 
 PROTOCOLS = ("GPD-1", "NE-1", "CAM-1")
+_COMPLETE = None  # optuna's TrialState.COMPLETE, set when optuna is imported
 
 
 def _available(name: str, root) -> str | None:
@@ -136,7 +137,13 @@ def _read_baselines(name: str) -> pd.DataFrame | None:
             df.loc[net & ~mvp_run, "config"] += f" ({epochs} epochs)"
             df.loc[net & mvp_run, "config"] += f" ({epochs} epochs, MVP {mvp})"
         frames.append(df)
-    return pd.concat(frames, ignore_index=True) if frames else None
+    if not frames:
+        return None
+    # a later tagged run of the same network, fold and seed (e.g. one that also kept its
+    # predictions) replaces the earlier row instead of counting twice
+    rows = pd.concat(frames, ignore_index=True)
+    keys = [k for k in ("config", "fold", "seed") if k in rows.columns]
+    return rows.drop_duplicates(keys, keep="last").reset_index(drop=True)
 
 
 def _progress(study, res: pd.DataFrame) -> str:
@@ -158,94 +165,258 @@ def _progress(study, res: pd.DataFrame) -> str:
     )
 
 
-def _summary_rows(name: str, studies: list, baselines, metric: str) -> list[str]:
-    """The summary lines of a protocol: the best row of each study, the best baseline."""
-    from medspt.study import capacity_table, results_frame
+def _baseline_predictions(name: str) -> pd.DataFrame | None:
+    """Out-of-fold predictions of the baseline runs that kept them."""
+    files = sorted(RESULTS.glob(f"baselines_{name}*_predictions.csv.gz"))
+    if not files:
+        return None
+    pred = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
+    return pred.drop_duplicates(["config", "seed", "fold", "window"], keep="last")
 
-    if baselines is not None and len(baselines):
-        means = baselines.groupby("config", sort=False)[metric].mean()
-        base = f"{means.max():.3f} ({means.idxmax()})"
-    else:
-        base = "–"
-    rows = []
+
+def _with_baselines(res, baselines, predictions):
+    """A study's (or a selection's) results with the baseline rows and predictions."""
+    from medspt.api import Results
+
+    out = Results(pd.concat([pd.DataFrame(res), baselines], ignore_index=True))
+    preds = [p for p in (res.predictions, predictions) if p is not None]
+    out.predictions = pd.concat(preds, ignore_index=True) if preds else None
+    return out
+
+
+def _combined(studies: list):
+    """The results of several studies as one, configurations named ``<variant>: <config>``
+    so that a nested choice can pick among all of them."""
+    from medspt.api import Results
+    from medspt.study import results_frame
+
+    frames, preds = [], []
     for study in studies:
         res = results_frame(study)
-        variant = _variant(study.user_attrs["medspt"].get("params", {}))
         if res.empty:
-            rows.append(f"| {name} | {variant} | – | – | {base} |")
             continue
-        t = capacity_table(res, metric)
-        b = t.loc[t["mean"].idxmax()]
-        best = f"{b['config']}, depth {int(b['depth'])} (of {len(t)} rows)"
-        rows.append(f"| {name} | {variant} | {best} | {b['mean']:.3f} | {base} |")
-    return rows
+        label = _variant(study.user_attrs["medspt"].get("params", {}))
+        frames.append(pd.DataFrame(res).assign(config=label + ": " + res["config"]))
+        if res.predictions is not None:
+            preds.append(res.predictions.assign(config=label + ": " + res.predictions["config"]))
+    out = Results(pd.concat(frames, ignore_index=True))
+    out.predictions = pd.concat(preds, ignore_index=True) if preds else None
+    return out
 
 
-def _section(
-    name: str, study, baselines: pd.DataFrame | None, metric: str, title: str = ""
-) -> list[str]:
+def _subjects_section(name: str, study, metric: str) -> list[str]:
+    """A study that kept out-of-fold predictions: the capacity table tested over subjects
+    and its declared comparisons (against scratch and the compute-matched scratch-long)."""
+    from medspt.api import markdown_comparisons, markdown_table
+    from medspt.study import capacity_table, results_frame
+
+    res = results_frame(study)
+    attrs = study.user_attrs["medspt"]
+    return [
+        f"### {name}, {_variant(attrs.get('params', {}))}: tested over subjects",
+        "",
+        f"Study `{study.study_name}`: depths {attrs['grid']['depths']}, model settings "
+        f"{attrs.get('params', {})}; {len(res)} fits, "
+        f"{res['wall_time_s'].sum() / 60:,.0f} min of training. {_progress(study, res)}",
+        "",
+        markdown_table(capacity_table(res, metric), metric).rstrip(),
+        "",
+        markdown_comparisons(_comparisons(res, metric), metric).rstrip(),
+        "",
+    ]
+
+
+def _comparisons(res, metric: str):
+    from medspt.api import comparison_table
+
+    return comparison_table(res, metric=metric)
+
+
+def _nested_section(name: str, candidates, baselines, base_pred, metric: str) -> list[str]:
+    """The configuration chosen in each outer fold by its validation subjects, scored once
+    and compared with each baseline on the same folds (and subjects, where both kept
+    predictions)."""
+    from medspt.api import comparison_table, markdown_comparisons, nested_best
+
+    nested = nested_best(candidates)
+    chosen = nested.groupby("fold")["chosen"].first()
+    lines = [
+        f"Candidates: {sorted(set(candidates['config']))}. In each outer fold the candidate "
+        "with the highest validation balanced accuracy (kept epoch, validation subjects "
+        "held out of that fold's training part, mean over seeds) is chosen; its test "
+        "score is read once.",
+        "",
+        "| fold | chosen |",
+        "|---:|---|",
+        *[f"| {k} | {c} |" for k, c in chosen.items()],
+        "",
+    ]
+    if baselines is None or not len(baselines):
+        return [*lines, "No baseline runs on these folds.", ""]
+    both = _with_baselines(nested, baselines, base_pred)
+    nan = float("nan")
+    pairs = [
+        (("nested-best", nan), (c, nan)) for c in sorted(set(baselines["config"])) if "(" not in c
+    ]
+    table = comparison_table(both, pairs, metric)
+    return [*lines, markdown_comparisons(table, metric).rstrip(), ""]
+
+
+def _reanalysis_section(name: str, study, metric: str) -> list[str]:
+    """An earlier grid without out-of-fold predictions, re-tested with seeds averaged
+    within folds (5 folds: p cannot go below 0.0625) and Holm's correction."""
     from medspt.api import markdown_table
     from medspt.study import capacity_table, results_frame
 
     res = results_frame(study)
-    if res.empty:
-        return [f"## {name}{title}", "", "No completed cells yet.", ""]
+    attrs = study.user_attrs["medspt"]
+    old = _old_p_values(res, metric)
     table = capacity_table(res, metric)
-    attrs = study.user_attrs.get("medspt", {})
+    table["old_p"] = [old.get((d, c), float("nan")) for d, c in zip(table.depth, table.config)]
+    extra = table.dropna(subset=["old_p"])
     lines = [
-        f"## {name}{title}",
+        f"### {name}, {_variant(attrs.get('params', {}))}: fold level (earlier grid)",
         "",
         f"Study `{study.study_name}`: depths {attrs['grid']['depths']}, model settings "
-        f"{attrs.get('params', {})}.",
-        "",
-        f"{attrs.get('n_folds')} subject-wise folds (the protocol's), seeds "
-        f"{attrs['grid']['seeds']}; {metric.replace('_', ' ')} on held-out subjects, mean ± "
-        "std over folds × seeds; gain = mean paired difference to scratch (same depth, "
-        "fold, seed), p = two-sided Wilcoxon signed-rank over those pairs.",
+        f"{attrs.get('params', {})}; {len(res)} fits. It kept no per-window predictions, "
+        "so its tests run over the 5 folds (seeds averaged within each fold).",
         "",
         markdown_table(table, metric).rstrip(),
         "",
     ]
-    lines.append(
-        f"{len(res)} fits, {res['wall_time_s'].sum() / 60:,.0f} min of training in total "
-        f"(median {res['wall_time_s'].median():,.0f} s per fit)."
-    )
-    lines += ["", _progress(study, res)]
-    lines.append("")
-    best = table.loc[table["mean"].idxmax()]
-    lines.append(
-        f"Best medspt configuration: **{best['config']} at depth {int(best['depth'])}**, "
-        f"{best['mean']:.3f} ± {best['std']:.3f} (the best of {len(table)} rows on the "
-        "test folds themselves, so an optimistic estimate)."
-    )
+    low = extra[extra["old_p"] < 0.05]
+    if len(low):
+        lines += [
+            "Rows the earlier report called significant (Wilcoxon over 15 fold × seed "
+            "pairs, which counted seeds as independent): "
+            + "; ".join(
+                f"depth {int(r.depth)} {r.config}: p {r.old_p:.3f} then, "
+                f"{r.p_value:.3f} over folds now (Holm {r.p_holm:.2f})"
+                for r in low.itertuples()
+            )
+            + ".",
+            "",
+        ]
+    return lines
+
+
+def _old_p_values(res, metric: str) -> dict:
+    """The earlier report's p-values: Wilcoxon over (fold, seed) pairs."""
+    from scipy.stats import wilcoxon
+
+    out = {}
+    for (d, c), g in res.groupby(["depth", "config"]):
+        base = res[(res.depth == d) & (res.config == "scratch")].set_index(["fold", "seed"])
+        if c == "scratch" or base.empty:
+            continue
+        diff = (g.set_index(["fold", "seed"])[metric] - base[metric]).dropna().to_numpy()
+        out[(d, c)] = 1.0 if (diff == 0).all() else float(wilcoxon(diff).pvalue)
+    return out
+
+
+def _probe_lines(name: str) -> list[str]:
+    path = RESULTS / "probes.csv"
+    if not path.exists():
+        return ["Confound probes: not run (`benchmarks/probes.py`).", ""]
+    probes = pd.read_csv(path)
+    probes = probes[probes["protocol"] == name] if "protocol" in probes else probes
+    if probes.empty:
+        return ["Confound probes: not run for this protocol.", ""]
+    lines = [
+        "Confound probes on the same folds (`benchmarks/results/probes.md`): models that see "
+        "only the window's position in its recording, or only its per-channel means.",
+        "",
+        "| probe | balanced accuracy (pooled) | chance | far above chance |",
+        "|---|---:|---:|---|",
+    ]
+    for r in probes.itertuples():
+        lines.append(
+            f"| {r.config} | {r.balanced_accuracy:.3f} | {r.chance:.3f} | "
+            f"{'**yes**' if r.leak else 'no'} |"
+        )
+    from medspt.probes import probe_warnings
+
+    return [*lines, "", *[f"**Warning:** {w}" for w in probe_warnings(probes)], ""]
+
+
+def _protocol_report(name: str, studies: list, metric: str) -> tuple[list[str], list[str]]:
+    """The sections of one protocol and its summary lines."""
+    baselines = _read_baselines(name)
+    base_pred = _baseline_predictions(name)
+    fresh = [
+        s
+        for s in studies
+        if s.study_name.endswith("-subjects") and any(s.get_trials(states=(_COMPLETE,)))
+    ]
+    earlier = [s for s in studies if not s.study_name.endswith("-subjects")]
+    lines, summary = [f"## {name}", ""], []
+    if fresh:
+        candidates = _combined(fresh)
+        lines += ["### Nested choice against the baselines", ""]
+        lines += _nested_section(name, candidates, baselines, base_pred, metric)
+        for study in fresh:
+            lines += _subjects_section(name, study, metric)
+        summary += _summary_lines(name, candidates, baselines, base_pred, metric)
+    if earlier:
+        lines += [
+            "### Nested choice among the earlier grids (fold level)",
+            "",
+            "The same rule over every configuration of the earlier studies that held out "
+            "validation subjects (their validation scores come from the stored learning "
+            "curves); they kept no per-window predictions, so only fold-level tests.",
+            "",
+        ]
+        lines += _nested_section(name, _combined(earlier), baselines, None, metric)
+    for study in earlier:
+        lines += _reanalysis_section(name, study, metric)
     if baselines is not None and len(baselines):
         lines += [
+            f"### {name}: tsai baselines on the same folds",
             "",
-            f"| tsai baseline (same folds) | {metric} (mean ± std) | runs |",
+            f"| baseline | {metric} (mean ± std over folds × seeds) | runs |",
             "|---|---:|---:|",
         ]
-        means = {}
         for config, g in baselines.groupby("config", sort=False):
-            means[config] = g[metric].mean()
             lines.append(
                 f"| {config} | {g[metric].mean():.3f} ± {g[metric].std(ddof=1):.3f} | {len(g)} |"
             )
-        budgets = sorted(p.with_suffix(".md").name for p in _baseline_files(name))
-        lines += [
-            "",
-            "Baseline settings differ by run: see " + ", ".join(f"`{b}`" for b in budgets) + ".",
-        ]
-        top = max(means, key=means.get)
-        verdict = "matches or beats" if best["mean"] >= means[top] else "falls short of"
-        lines += [
-            "",
-            f"Best medspt ({best['mean']:.3f}) {verdict} the best baseline, {top} "
-            f"({means[top]:.3f}).",
-        ]
-    else:
-        lines += ["", "Baselines: not run for this protocol (`benchmarks/baselines.py`)."]
-    lines.append("")
-    return lines
+        lines += [""]
+    lines += _probe_lines(name)
+    return lines, summary
+
+
+def _summary_lines(name, candidates, baselines, base_pred, metric) -> list[str]:
+    """One line per declared comparison of the protocol's subject-level studies."""
+    from medspt.api import comparison_table, nested_best
+
+    out = []
+    spt = comparison_table(candidates, metric=metric)
+    spt = spt[spt["config"].str.contains("spt-")]
+    for r in spt.itertuples():
+        out.append(_summary_row(name, f"{r.config} (depth {int(r.depth)})", r.versus, r))
+    if baselines is not None and len(baselines):
+        nan = float("nan")
+        both = _with_baselines(nested_best(candidates), baselines, base_pred)
+        mr = comparison_table(both, [(("nested-best", nan), ("tsai-minirocket", nan))], metric)
+        out.append(_summary_row(name, "nested best", "tsai-minirocket", mr.iloc[0]))
+    return out
+
+
+def _summary_row(name, what, versus, r) -> str:
+    from medspt.api import _ci, _p, _signed
+
+    subj = r.n_subjects > 0
+    return (
+        f"| {name} | {what} | {versus} | "
+        + (f"{r.pooled:.3f} vs {r.versus_pooled:.3f} | " if subj else "– | ")
+        + (
+            f"{_signed(r.subject_diff)} {_ci(r.subject_ci_low, r.subject_ci_high)} | "
+            f"{_p(r.subject_p)} (n={r.n_subjects}) | "
+            if subj
+            else "– | – | "
+        )
+        + f"{_signed(r.fold_diff)} {_ci(r.fold_ci_low, r.fold_ci_high)}, p {_p(r.fold_p)} |"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -282,6 +453,14 @@ def main(argv: list[str] | None = None) -> int:
         help="share of training subjects held out for early stopping (default: medspt's "
         "0.2; 0 trains on all of them for the fixed epochs)",
     )
+    ap.add_argument(
+        "--no-scratch-long",
+        action="store_true",
+        help="leave out scratch-long (label-only for SPT's whole budget of optimizer steps)",
+    )
+    ap.add_argument(
+        "--tag", default="", help="suffix of the study names (paper-<protocol>...-<tag>)"
+    )
     ap.add_argument("--report-only", action="store_true", help="tables from existing studies")
     ap.add_argument("--out", type=Path, default=RESULTS / "paper_table.md")
     args = ap.parse_args(argv)
@@ -291,6 +470,9 @@ def main(argv: list[str] | None = None) -> int:
 
     import medspt
     from medspt.study import run_study
+
+    global _COMPLETE
+    _COMPLETE = optuna.trial.TrialState.COMPLETE
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
@@ -311,17 +493,15 @@ def main(argv: list[str] | None = None) -> int:
                 alibi=not args.no_alibi,
                 seeds=args.seeds,
                 storage=args.storage,
-                study_name=f"paper-{name}{_suffix(_params(args))}",
+                study_name=f"paper-{name}{_suffix(_params(args))}"
+                + (f"-{args.tag}" if args.tag else ""),
+                scratch_long=not args.no_scratch_long,
                 metric=args.metric,
                 params=_params(args),
             )
-        baselines = _read_baselines(name)
-        studies = _studies(name, args.storage)
-        for study in studies:
-            params = study.user_attrs["medspt"].get("params", {})
-            title = "" if study.study_name == f"paper-{name}" else f", {_variant(params)}"
-            sections += _section(name, study, baselines, args.metric, title)
-        summary += _summary_rows(name, studies, baselines, args.metric)
+        sec, summ = _protocol_report(name, _studies(name, args.storage), args.metric)
+        sections += sec
+        summary += summ
     m = machine()
     cmd = " ".join(["python benchmarks/paper_table.py", *argv])
     lines = [
@@ -333,12 +513,19 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "## Summary",
         "",
-        f"Best {args.metric.replace('_', ' ')} of each study (the best row chosen on the test "
-        "folds, so optimistic) next to the best tsai baseline on the same folds; the "
-        "sections below have every row, its spread and the p-values.",
+        "Declared comparisons only: nothing here is chosen on test folds. Seeds of one fold "
+        "share its subjects, so they are averaged first; subject-level tests use the pooled "
+        "out-of-fold balanced accuracy (each subject's additive share, two-sided sign-flip "
+        "permutation test over subjects, 95 % subject bootstrap interval); fold-level "
+        "columns use the 5 seed-averaged folds (t interval, exact sign-flip test: 5 folds "
+        "cannot give p below 0.0625). *scratch-long* is label-only training for SPT's whole "
+        "budget of optimizer steps; *nested best* is the configuration each outer fold "
+        "chose by its own validation subjects. Holm-adjusted p-values are in each section's "
+        "comparison table.",
         "",
-        f"| protocol | medspt study | its best row | {args.metric} | best tsai baseline |",
-        "|---|---|---|---:|---|",
+        f"| protocol | model | versus | pooled {args.metric} | difference (subjects) "
+        "[95 % CI] | p (subjects) | difference (folds) [95 % CI], p |",
+        "|---|---|---|---:|---:|---:|---:|",
         *summary,
         "",
         *sections,

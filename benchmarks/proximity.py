@@ -44,7 +44,7 @@ def _fit_models(p, depth: int, configs, fold: int, seed: int, params: dict):
     for config in configs:
         t0 = time.perf_counter()
         kw = {**params, **CONFIGS[config], "depth": depth, "random_state": seed}
-        row, clf = fit_fold(p.windows, tr, te, kw)
+        row, clf, _ = fit_fold(p.windows, tr, te, kw)
         models[config] = clf
         rows.append(
             {

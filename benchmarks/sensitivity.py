@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     runs = [(v, s, k) for v in args.variants for s in args.seeds for k in range(len(folds))]
     for variant, seed, k in tqdm(runs, desc=f"{name} sweep"):
         params = {**BASE, **VARIANTS[variant], "random_state": seed}
-        row, _ = fit_fold(ws, *folds[k], params)
+        row, _, _ = fit_fold(ws, *folds[k], params)
         rows.append({"variant": variant, "seed": seed, "fold": k, **row})
     df = pd.DataFrame(rows)
 

@@ -7,11 +7,12 @@
 
 from medspt import attention as _attention  # noqa: F401  (registers attention="hierarchical")
 from medspt._version import __version__
-from medspt.api import evaluate, fit_spt, subject_folds, summarize
+from medspt.api import comparison_table, evaluate, fit_spt, summarize
 from medspt.data import WindowSet, from_arrays, make_windows
 from medspt.errors import InputError, ModelFileError
 from medspt.estimator import FramePredictions, SPTClassifier
 from medspt.persistence import load
+from medspt.splits import fold_split, subject_folds
 
 __all__ = [
     "__version__",
@@ -21,7 +22,9 @@ __all__ = [
     "fit_spt",
     "evaluate",
     "summarize",
+    "comparison_table",
     "subject_folds",
+    "fold_split",
     "make_windows",
     "from_arrays",
     "load",

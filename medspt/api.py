@@ -2,21 +2,83 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Sequence
 from time import perf_counter
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import GroupKFold, StratifiedGroupKFold
 from tqdm.auto import tqdm
 
 from medspt.data import WindowSet, WindowSpec, _to_samples, from_arrays, make_windows
 from medspt.errors import InputError
 from medspt.estimator import SPTClassifier
 from medspt.metrics import classification_metrics
+from medspt.splits import check_folds, subject_folds
+from medspt.stats import SUBJECT_METRICS, compare_folds, compare_subjects, holm
 
-__all__ = ["fit_spt", "evaluate", "subject_folds", "summarize", "windows_from"]
+__all__ = [
+    "CONTROLS",
+    "Results",
+    "config_params",
+    "evaluate",
+    "fit_fold",
+    "fit_spt",
+    "nested_best",
+    "oof_frame",
+    "subject_folds",
+    "summarize",
+    "windows_from",
+]
+
+# Label-only configurations: ``scratch`` has the fine-tuning budget of SPT;
+# ``scratch-long`` trains for SPT's whole budget (pretraining + fine-tuning epochs, same
+# batch size: the same number of optimizer steps), so "SPT helps" cannot mean "SPT
+# trained longer"; ``scratch-alibi`` adds ALiBi's proximity bias.
+CONTROLS = ("scratch", "scratch-long", "scratch-alibi")
+
+
+class Results(pd.DataFrame):
+    """:func:`evaluate`'s result rows (one per fold × configuration × seed), a DataFrame
+    that also carries the window-level out-of-fold predictions as ``.predictions``
+    (columns ``config, depth, seed, fold, window, subject, y, pred, proba_<class>``;
+    ``y``/``pred`` are codes into ``.classes``). :func:`summarize` tests over subjects
+    when they are there."""
+
+    _metadata = ["predictions", "classes"]
+
+    @property
+    def _constructor(self):
+        return Results
+
+
+def config_params(config: str, depth: int, seed: int, params: dict | None = None) -> dict:
+    """Estimator parameters of one configuration of the capacity-versus-pretraining grid.
+
+    ``config`` is ``"scratch"``, ``"scratch-long"``, ``"scratch-alibi"`` or
+    ``"spt-<masking>"``; ``params`` are the settings every configuration shares (the
+    estimator's defaults fill the rest).
+    """
+    params = dict(params or {})
+    out = dict(params, depth=int(depth), random_state=int(seed))
+    if config in CONTROLS:
+        out["pretrain"] = False
+        if config == "scratch-long":
+            # every epoch runs (no early stop; the best validation epoch's weights are
+            # still kept), so the control never gets fewer steps than SPT, whose
+            # fine-tuning may stop early
+            defaults = SPTClassifier().get_params()
+            out["epochs"] = int(params.get("epochs", defaults["epochs"])) + int(
+                params.get("pretrain_epochs", defaults["pretrain_epochs"])
+            )
+            out["patience"] = None
+        if config == "scratch-alibi":
+            out["positional"] = "alibi"
+        return out
+    if not config.startswith("spt-"):
+        raise InputError(f"configuration {config!r} is not one of {CONTROLS} or 'spt-<masking>'")
+    out["pretrain"] = True
+    out.setdefault("masking", config.removeprefix("spt-"))
+    return out
 
 
 def _default_window(df: pd.DataFrame, window, fs, time_col) -> int | str:
@@ -153,54 +215,22 @@ def fit_spt(
     return clf
 
 
-def subject_folds(
-    y: np.ndarray, groups: np.ndarray, n_splits: int = 5, random_state: int = 0
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Subject-wise folds: ``StratifiedGroupKFold`` (shuffled, seeded), or ``GroupKFold``
-    when stratification is impossible."""
-    n_groups = len(np.unique(groups))
-    if n_splits < 2 or n_splits > n_groups:
-        raise InputError(
-            f"cv={n_splits} folds need between 2 and the number of subjects ({n_groups})"
-        )
-    X0 = np.zeros(len(y))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        try:
-            sgkf = StratifiedGroupKFold(n_splits, shuffle=True, random_state=random_state)
-            folds = list(sgkf.split(X0, y, groups))
-        except ValueError:
-            folds = list(GroupKFold(n_splits).split(X0, y, groups))
-    return folds
-
-
-def _check_folds(folds, groups: np.ndarray, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    out = []
-    for k, (tr, te) in enumerate(folds):
-        tr, te = np.asarray(tr), np.asarray(te)
-        if len(tr) == 0 or len(te) == 0:
-            raise InputError(f"fold {k} has an empty train or test part")
-        if tr.max(initial=0) >= n or te.max(initial=0) >= n:
-            raise InputError(f"fold {k} has indices beyond the {n} windows")
-        shared = np.intersect1d(groups[tr], groups[te])
-        if len(shared):
-            raise InputError(
-                f"fold {k} puts subject(s) {shared[:5].tolist()} in both train and test; "
-                "folds must be subject-wise"
-            )
-        out.append((tr, te))
-    return out
-
-
 def fit_fold(
     ws: WindowSet, train_idx: np.ndarray, test_idx: np.ndarray, params: dict
-) -> tuple[dict, SPTClassifier]:
+) -> tuple[dict, SPTClassifier, np.ndarray]:
     """Fit an :class:`SPTClassifier` on one fold's training windows and score its test
     windows.
 
-    Returns the row of metrics (window counts, accuracy, balanced_accuracy, macro_f1,
-    roc_auc, subject_accuracy, epochs chosen, wall time, training windows per second)
-    and the fitted classifier.
+    Returns
+    -------
+    row : dict
+        Window counts, metrics (accuracy, balanced_accuracy, macro_f1, roc_auc,
+        subject_accuracy), epochs (``finetune_epoch`` is the epoch whose weights were
+        kept), optimizer steps, the validation subjects, wall time and training windows
+        per second.
+    clf : SPTClassifier
+    proba : ndarray (n_test, n_classes)
+        Test-window probabilities, columns in the order of ``ws.classes``.
     """
     tr, te = np.asarray(train_idx), np.asarray(test_idx)
     clf = SPTClassifier(**{**params, "verbose": False})
@@ -223,10 +253,30 @@ def fit_fold(
         **metrics,
         "pretrain_epochs": len(clf.history_["pretrain"]),
         "finetune_epoch": clf.best_epoch_["finetune"],
+        "optimizer_steps": int(sum(r.get("steps", 0) for r in epochs)),
+        "val_subjects": " ".join(map(str, clf.validation_subjects_)),
         "wall_time_s": wall,
         "windows_per_s": sum(r["windows"] for r in epochs) / train_s if train_s > 0 else np.nan,
     }
-    return row, clf
+    return row, clf, full
+
+
+def oof_frame(ws: WindowSet, test_idx: np.ndarray, proba: np.ndarray, **keys) -> pd.DataFrame:
+    """Window-level out-of-fold predictions of one fit: ``keys`` (config, depth, seed,
+    fold), then ``window`` (index into ``ws``), ``subject``, ``y``, ``pred`` and one
+    ``proba_<class>`` column per class of ``ws.classes``."""
+    te = np.asarray(test_idx)
+    frame = pd.DataFrame(
+        {
+            **{k: [v] * len(te) for k, v in keys.items()},
+            "window": te,
+            "subject": ws.groups[te].astype(str),
+            "y": ws.y[te],
+            "pred": proba.argmax(1),
+        }
+    )
+    probs = pd.DataFrame(proba, columns=[f"proba_{c}" for c in ws.classes])
+    return pd.concat([frame, probs], axis=1)
 
 
 def evaluate(
@@ -238,6 +288,7 @@ def evaluate(
     depths: Sequence[int] = (2,),
     maskings: Sequence[str] = ("span",),
     scratch: bool = True,
+    scratch_long: bool = True,
     seeds: Sequence[int] = (0,),
     label: str = "label",
     subject: str = "subject",
@@ -249,7 +300,7 @@ def evaluate(
     stride: int | str | None = None,
     verbose: bool = True,
     **params,
-) -> pd.DataFrame:
+) -> Results:
     """Subject-wise cross-validation of scratch vs SPT on identical folds.
 
     Parameters
@@ -263,17 +314,24 @@ def evaluate(
     depths, maskings, scratch, seeds
         The grid: for each depth, a scratch model (if ``scratch``) and an SPT model per
         masking, each trained with every seed, all on the same folds.
+    scratch_long : bool, default=True
+        With ``scratch`` and at least one masking, also train ``scratch-long``: label-only
+        training for SPT's whole budget (pretraining + fine-tuning epochs, the same number
+        of optimizer steps), the compute-matched control for "SPT helps".
     **params
         Further :class:`~medspt.SPTClassifier` parameters shared by all configurations.
 
     Returns
     -------
-    DataFrame
-        One row per fold × configuration × seed: ``config`` ("scratch" or
-        "spt-<masking>"), depth, masking, pretrain, seed, fold, window and subject counts,
-        metrics (accuracy, balanced_accuracy, macro_f1, roc_auc, subject_accuracy),
-        pretrain_epochs and finetune_epoch (epochs chosen by early stopping), wall time
-        and training windows per second.
+    Results
+        A DataFrame with one row per fold × configuration × seed: ``config``
+        ("scratch", "scratch-long" or "spt-<masking>"), depth, masking, pretrain, seed,
+        fold, window and subject counts, metrics (accuracy, balanced_accuracy, macro_f1,
+        roc_auc, subject_accuracy), pretrain_epochs, finetune_epoch (the epoch whose
+        weights were kept), optimizer_steps, val_subjects (held out for early stopping),
+        wall time and training windows per second. ``results.predictions`` holds the
+        out-of-fold predictions of every window, fit and seed (see :class:`Results`);
+        :func:`summarize` uses them to test over subjects.
     """
     ws, _ = windows_from(
         data,
@@ -298,6 +356,8 @@ def evaluate(
     for d in depths:
         if scratch:
             configs.append(dict(config="scratch", depth=d, masking=None, pretrain=False))
+            if scratch_long and maskings:
+                configs.append(dict(config="scratch-long", depth=d, masking=None, pretrain=False))
         for m in maskings:
             name = m if isinstance(m, str) else getattr(m, "__name__", "custom")
             configs.append(dict(config=f"spt-{name}", depth=d, masking=m, pretrain=True))
@@ -307,105 +367,320 @@ def evaluate(
         folds = subject_folds(ws.y, ws.groups, int(cv))
     else:
         folds = cv.split(ws.X, ws.y, ws.groups) if hasattr(cv, "split") else cv
-    folds = _check_folds(list(folds), ws.groups, len(ws))
+    folds = check_folds(list(folds), ws.groups, len(ws))
 
-    rows = []
+    rows, predictions = [], []
     jobs = [(k, c, s) for k in range(len(folds)) for c in configs for s in seeds]
     for k, c, seed in tqdm(jobs, desc="evaluate", disable=not verbose):
-        est_params = dict(params, depth=c["depth"], pretrain=c["pretrain"], random_state=seed)
-        if c["masking"] is not None:
-            est_params["masking"] = c["masking"]
-        row, _ = fit_fold(ws, *folds[k], est_params)
+        shared = dict(params) if c["masking"] is None else dict(params, masking=c["masking"])
+        est_params = config_params(c["config"], c["depth"], seed, shared)
+        row, _, proba = fit_fold(ws, *folds[k], est_params)
         masking = c["masking"]
         if masking is not None and not isinstance(masking, str):
             masking = "custom"
         rows.append({**c, "masking": masking, "seed": seed, "fold": k, **row})
-    return pd.DataFrame(rows)
+        keys = dict(config=c["config"], depth=c["depth"], seed=seed, fold=k)
+        predictions.append(oof_frame(ws, folds[k][1], proba, **keys))
+    results = Results(rows)
+    results.predictions = pd.concat(predictions, ignore_index=True)
+    results.classes = np.asarray(ws.classes)
+    return results
 
 
-def paired_test(diff: np.ndarray) -> float:
-    """Two-sided Wilcoxon signed-rank p-value of paired differences (1.0 when all are
-    zero, NaN with fewer than 2 pairs)."""
-    from scipy.stats import wilcoxon
+def _rows(results: pd.DataFrame, config: str, depth) -> pd.DataFrame:
+    same_depth = results["depth"].isna() if pd.isna(depth) else results["depth"] == depth
+    return results[same_depth & (results["config"] == config)]
 
-    diff = np.asarray(diff, dtype=float)
-    diff = diff[np.isfinite(diff)]
-    if len(diff) < 2:
-        return float("nan")
-    if np.all(diff == 0):
-        return 1.0
-    return float(wilcoxon(diff).pvalue)
+
+def _predictions_of(results: pd.DataFrame, config: str, depth) -> pd.DataFrame | None:
+    pred = getattr(results, "predictions", None)
+    if pred is None or not len(pred):
+        return None
+    same_depth = pred["depth"].isna() if pd.isna(depth) else pred["depth"] == depth
+    sel = pred[same_depth & (pred["config"] == config)]
+    return sel if len(sel) else None
+
+
+def compare(
+    results: pd.DataFrame,
+    a: tuple[str, float],
+    b: tuple[str, float],
+    metric: str = "balanced_accuracy",
+    seed: int = 0,
+) -> dict:
+    """Paired comparison of configuration ``a = (config, depth)`` with ``b`` on identical
+    folds.
+
+    Fold level: seeds averaged within each fold, exact sign-flip test and t interval over
+    folds. Subject level (when ``results.predictions`` holds both): each subject's share
+    of the pooled out-of-fold metric, seeds averaged within the subject, sign-flip
+    permutation test and 95 % bootstrap interval over subjects
+    (:func:`medspt.stats.compare_subjects`).
+    """
+    ra, rb = _rows(results, *a), _rows(results, *b)
+    fold = compare_folds(ra, rb, metric) if len(ra) and len(rb) else {}
+    out = {
+        "config": a[0],
+        "depth": a[1],
+        "versus": b[0],
+        "mean": float(ra[metric].mean()) if len(ra) else np.nan,
+        "versus_mean": float(rb[metric].mean()) if len(rb) else np.nan,
+        "fold_diff": fold.get("diff", np.nan),
+        "fold_ci_low": fold.get("ci_low", np.nan),
+        "fold_ci_high": fold.get("ci_high", np.nan),
+        "fold_p": fold.get("p_value", np.nan),
+        "n_folds": fold.get("n_folds", 0),
+        "pooled": np.nan,
+        "versus_pooled": np.nan,
+        "subject_diff": np.nan,
+        "subject_ci_low": np.nan,
+        "subject_ci_high": np.nan,
+        "subject_p": np.nan,
+        "n_subjects": 0,
+    }
+    pa, pb = _predictions_of(results, *a), _predictions_of(results, *b)
+    if pa is not None and pb is not None and metric in SUBJECT_METRICS:
+        try:
+            subj = compare_subjects(pa, pb, metric, seed=seed)
+        except ValueError:  # e.g. subject_accuracy on subjects with several labels
+            return out
+        out.update(
+            pooled=subj["metric_a"],
+            versus_pooled=subj["metric_b"],
+            subject_diff=subj["diff"],
+            subject_ci_low=subj["ci_low"],
+            subject_ci_high=subj["ci_high"],
+            subject_p=subj["p_value"],
+            n_subjects=subj["n_subjects"],
+        )
+    return out
+
+
+def comparison_table(
+    results: pd.DataFrame,
+    pairs: Sequence[tuple[tuple[str, float], tuple[str, float]]] | None = None,
+    metric: str = "balanced_accuracy",
+) -> pd.DataFrame:
+    """Declared paired comparisons, one row each, with Holm's correction across the table.
+
+    ``pairs`` default: at each depth, every configuration against ``scratch``, and every
+    SPT configuration against ``scratch-long`` (the compute-matched control) when present.
+    ``p_holm`` adjusts the subject-level p-values (the fold-level ones where no
+    predictions exist) for the number of comparisons in this table.
+    """
+    if metric not in results.columns:
+        raise InputError(f"metric {metric!r} not in the results; have {list(results.columns)}")
+    if pairs is None:
+        pairs = []
+        for (d, c), _ in results.groupby(["depth", "config"], sort=False, dropna=False):
+            # "<variant>: <config>" names (several studies side by side) pair within
+            # their variant
+            variant, sep, base = c.rpartition(": ")
+            scratch, long = f"{variant}{sep}scratch", f"{variant}{sep}scratch-long"
+            if base != "scratch" and len(_rows(results, scratch, d)):
+                pairs.append(((c, d), (scratch, d)))
+            if base.startswith("spt-") and len(_rows(results, long, d)):
+                pairs.append(((c, d), (long, d)))
+    rows = [compare(results, a, b, metric) for a, b in pairs]
+    cols = list(compare(results, ("scratch", np.nan), ("scratch", np.nan), metric))
+    table = pd.DataFrame(rows, columns=cols)
+    primary = table["subject_p"].where(table["n_subjects"] > 0, table["fold_p"])
+    table["test"] = np.where(table["n_subjects"] > 0, "subjects", "folds")
+    table["p_holm"] = holm(primary.to_numpy(dtype=float))
+    return table
+
+
+def nested_best(results: pd.DataFrame, name: str = "nested-best") -> Results:
+    """The configuration chosen inside each outer fold by its validation subjects only.
+
+    For every fold, each configuration (config × depth) is scored by ``val_score`` (the
+    balanced accuracy of its kept epoch on the validation subjects held out of that fold's
+    training part), averaged over seeds; the highest wins (ties: the first in the rows'
+    order). Test scores are never looked at, so the returned rows — the winner's rows of
+    each fold, renamed ``name`` with the winner in ``chosen`` — are an honest estimate of
+    "pick the best configuration", to be compared with baselines on the same folds.
+    Configurations without validation scores (``val_size=0``) cannot take part.
+    """
+    if "val_score" not in results.columns:
+        raise InputError(
+            "nested selection needs validation scores (a val_score column): fit with val_size > 0"
+        )
+    rows, preds = [], []
+    pred = getattr(results, "predictions", None)
+    for k, g in results.groupby("fold", sort=True):
+        scores = (
+            g.groupby(["config", "depth"], sort=False, dropna=False)["val_score"].mean().dropna()
+        )
+        if scores.empty:
+            raise InputError(f"fold {k} has no configuration with a validation score")
+        config, depth = scores.idxmax()
+        win = _rows(g, config, depth)
+        rows.append(win.assign(config=name, depth=np.nan, chosen=f"{config} (depth {depth})"))
+        if pred is not None and len(pred):
+            sel = pred[(pred["fold"] == k) & (pred["config"] == config)]
+            sel = sel[sel["depth"].isna() if pd.isna(depth) else sel["depth"] == depth]
+            preds.append(sel.assign(config=name, depth=np.nan))
+    out = Results(pd.concat(rows, ignore_index=True))
+    out.predictions = pd.concat(preds, ignore_index=True) if preds else None
+    out.classes = getattr(results, "classes", None)
+    return out
 
 
 def summarize(results: pd.DataFrame, metric: str = "balanced_accuracy") -> pd.DataFrame:
     """Mean ± std of ``metric`` per configuration and depth (rows) over folds × seeds,
     with the gain of each configuration over scratch at the same depth and a paired test.
 
-    Pairs are runs with the same depth, fold and seed; ``gain_vs_scratch`` is the mean of
-    the paired differences (the difference of means when rows carry no fold/seed),
-    ``n_pairs`` their number and ``p_value`` the two-sided Wilcoxon signed-rank test on
-    them. Folds share subjects across seeds, so pairs are not fully independent and the
-    p-value is optimistic; read it next to ``n_pairs``.
+    Seeds of one fold share its subjects, so they are averaged before any test.
+    ``gain_vs_scratch`` is the mean over folds of the seed-averaged paired differences.
+    With out-of-fold predictions (``evaluate``'s :class:`Results`, a study's
+    ``results_frame``) the test runs over subjects: ``subject_gain`` is the difference of
+    the pooled out-of-fold metric, with its 95 % bootstrap interval
+    (``ci_low``, ``ci_high``) and sign-flip permutation ``p_value`` over ``n_pairs``
+    subjects; without them over folds (``n_pairs`` folds; 5 folds cannot give p below
+    0.0625). ``p_holm`` is Holm-adjusted across the rows of this table; ``test`` says
+    which unit was used. ``steps`` is the mean number of optimizer steps per fit.
     """
     if metric not in results.columns:
         raise InputError(f"metric {metric!r} not in the results; have {list(results.columns)}")
-    g = results.groupby(["depth", "config"], sort=False)[metric]
+    g = results.groupby(["depth", "config"], sort=False, dropna=False)[metric]
     out = g.agg(["mean", "std", "count"]).reset_index()
     out = out.sort_values(["depth"], kind="stable").reset_index(drop=True)
-    keys = [k for k in ("fold", "seed") if k in results.columns]
-    gains, n_pairs, p_values = [], [], []
-    for d, c, m in zip(out["depth"], out["config"], out["mean"]):
-        scratch = results[(results["depth"] == d) & (results["config"] == "scratch")]
-        if c == "scratch" or scratch.empty:
-            gains.append(np.nan), n_pairs.append(0), p_values.append(np.nan)
+    if "optimizer_steps" in results.columns:
+        steps = results.groupby(["depth", "config"], sort=False, dropna=False)["optimizer_steps"]
+        means = steps.mean()
+        out["steps"] = [means.get((d, c), np.nan) for d, c in zip(out["depth"], out["config"])]
+    pairs = [
+        ((c, d), ("scratch", d))
+        for d, c in zip(out["depth"], out["config"])
+        if c != "scratch" and len(_rows(results, "scratch", d))
+    ]
+    comp = comparison_table(results, pairs, metric) if pairs else None
+    cols = dict.fromkeys(
+        ["gain_vs_scratch", "subject_gain", "ci_low", "ci_high", "p_value", "p_holm"], np.nan
+    )
+    extra = {k: [] for k in [*cols, "n_pairs", "test"]}
+    by_key = {} if comp is None else {(r.config, r.depth): r for r in comp.itertuples()}
+    for d, c in zip(out["depth"], out["config"]):
+        r = next((v for (cc, dd), v in by_key.items() if cc == c and _same(dd, d)), None)
+        if r is None:
+            for k in cols:
+                extra[k].append(np.nan)
+            extra["n_pairs"].append(0)
+            extra["test"].append("")
             continue
-        if not keys:
-            gains.append(m - scratch[metric].mean()), n_pairs.append(0)
-            p_values.append(np.nan)
-            continue
-        mine = results[(results["depth"] == d) & (results["config"] == c)]
-        paired = (
-            mine.groupby(keys)[metric]
-            .mean()
-            .to_frame("a")
-            .join(scratch.groupby(keys)[metric].mean().to_frame("b"), how="inner")
-        )
-        diff = (paired["a"] - paired["b"]).to_numpy()
-        gains.append(float(diff.mean()) if len(diff) else np.nan)
-        n_pairs.append(len(diff))
-        p_values.append(paired_test(diff))
-    out["gain_vs_scratch"] = gains
-    out["n_pairs"] = n_pairs
-    out["p_value"] = p_values
+        subjects = r.n_subjects > 0
+        extra["gain_vs_scratch"].append(r.fold_diff)
+        extra["subject_gain"].append(r.subject_diff)
+        extra["ci_low"].append(r.subject_ci_low if subjects else r.fold_ci_low)
+        extra["ci_high"].append(r.subject_ci_high if subjects else r.fold_ci_high)
+        extra["p_value"].append(r.subject_p if subjects else r.fold_p)
+        extra["p_holm"].append(r.p_holm)
+        extra["n_pairs"].append(int(r.n_subjects if subjects else r.n_folds))
+        extra["test"].append(r.test)
+    for k, v in extra.items():
+        out[k] = v
     # attention-proximity diagnostics of the models (studies record them per fold)
     for col in ("attention_distance", "locality_ratio"):
         if col in results.columns:
-            means = results.groupby(["depth", "config"], sort=False)[col].mean()
+            means = results.groupby(["depth", "config"], sort=False, dropna=False)[col].mean()
             out[col] = [means.get((d, c), np.nan) for d, c in zip(out["depth"], out["config"])]
     return out
 
 
+def _same(a, b) -> bool:
+    return (pd.isna(a) and pd.isna(b)) or a == b
+
+
+def _signed(x) -> str:
+    return "" if pd.isna(x) else f"{0.0 if abs(x) < 5e-4 else x:+.3f}"  # no "-0.000"
+
+
+def _ci(lo, hi) -> str:
+    return "" if pd.isna(lo) else f"[{_signed(lo)}, {_signed(hi)}]"
+
+
+def _p(p) -> str:
+    return "" if pd.isna(p) else ("<0.001" if p < 0.001 else f"{p:.3f}")
+
+
 def markdown_table(table: pd.DataFrame, metric: str = "balanced_accuracy") -> str:
-    """A :func:`summarize` table as Markdown: mean ± std, runs, gain over scratch, p-value,
-    and the models' mean attention distance and locality ratio when the table has them."""
+    """A :func:`summarize` table as Markdown: mean ± std, runs, optimizer steps, gain over
+    scratch with its 95 % interval, p-value and Holm-adjusted p, and the models' mean
+    attention distance and locality ratio when the table has them."""
     diag = "attention_distance" in table.columns and table["attention_distance"].notna().any()
+    steps = "steps" in table.columns
     lines = [
-        f"| depth | configuration | {metric} (mean ± std) | folds×seeds | gain vs scratch "
-        "| p (paired) |" + (" attention distance | locality |" if diag else ""),
-        "|---:|---|---:|---:|---:|---:|" + ("---:|---:|" if diag else ""),
+        f"| depth | configuration | {metric} (mean ± std) | folds×seeds |"
+        + (" steps/fit |" if steps else "")
+        + " gain vs scratch | 95 % CI | p (unit) | p (Holm) |"
+        + (" attention distance | locality |" if diag else ""),
+        "|---:|---|---:|---:|"
+        + ("---:|" if steps else "")
+        + "---:|---:|---:|---:|"
+        + ("---:|---:|" if diag else ""),
     ]
     for r in table.itertuples():
-        g = r.gain_vs_scratch
-        gain = "" if pd.isna(g) else f"{0.0 if abs(g) < 5e-4 else g:+.3f}"  # no "-0.000"
         p = getattr(r, "p_value", np.nan)
-        p = "" if pd.isna(p) else f"{p:.3f} (n={r.n_pairs})"
+        unit = {"subjects": "subjects", "folds": "folds"}.get(getattr(r, "test", ""), "")
+        p = "" if pd.isna(p) else f"{_p(p)} (n={r.n_pairs} {unit})".replace(" )", ")")
+        gain = r.subject_gain if getattr(r, "test", "") == "subjects" else r.gain_vs_scratch
         std = 0.0 if pd.isna(r.std) else r.std
         depth = "–" if pd.isna(r.depth) else int(r.depth)
         lines.append(
-            f"| {depth} | {r.config} | {r.mean:.3f} ± {std:.3f} | {r.count} | {gain} | {p} |"
+            f"| {depth} | {r.config} | {r.mean:.3f} ± {std:.3f} | {r.count} |"
+            + (f" {_count(r.steps)} |" if steps else "")
+            + f" {_signed(gain)} | {_ci(r.ci_low, r.ci_high)} | {p} | {_p(r.p_holm)} |"
             + (f" {_num(r.attention_distance)} | {_num(r.locality_ratio)} |" if diag else "")
         )
     return "\n".join(lines) + "\n"
+
+
+TABLE_NOTE = (
+    "Seeds of one fold share its subjects, so they are averaged before any test. *gain* is "
+    "the difference to scratch at the same depth: with out-of-fold predictions, of the "
+    "metric pooled over all held-out windows, tested over subjects (each subject's share "
+    "of the metric, seeds averaged; two-sided sign-flip permutation test, 95 % subject "
+    "bootstrap interval); otherwise the mean over folds of seed-averaged differences, "
+    "tested over folds (exact sign-flip test, t interval; 5 folds cannot give p below "
+    "0.0625). *p (Holm)* adjusts for the number of comparisons in the table."
+)
+
+
+def markdown_comparisons(table: pd.DataFrame, metric: str = "balanced_accuracy") -> str:
+    """A :func:`comparison_table` as Markdown: fold-level and subject-level differences,
+    intervals and p-values side by side, then Holm's adjusted p."""
+    lines = [
+        f"| depth | configuration | versus | {metric} (folds) | versus | diff (folds) "
+        "| 95 % CI (folds) | p (folds) | diff (subjects, pooled) | 95 % CI (subjects) "
+        "| p (subjects) | p (Holm) |",
+        "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in table.itertuples():
+        depth = "–" if pd.isna(r.depth) else int(r.depth)
+        subj = r.n_subjects > 0
+        lines.append(
+            f"| {depth} | {r.config} | {r.versus} | {r.mean:.3f} | {r.versus_mean:.3f} | "
+            f"{_signed(r.fold_diff)} | {_ci(r.fold_ci_low, r.fold_ci_high)} | "
+            f"{_p(r.fold_p)} (n={r.n_folds}) | "
+            + (
+                f"{_signed(r.subject_diff)} | {_ci(r.subject_ci_low, r.subject_ci_high)} | "
+                f"{_p(r.subject_p)} (n={r.n_subjects}) | "
+                if subj
+                else "– | – | – | "
+            )
+            + f"{_p(r.p_holm)} |"
+        )
+    n = int(table["p_holm"].notna().sum())
+    lines += [
+        "",
+        f"Holm's correction over the {n} comparisons of this table, on the subject-level "
+        "p-values (fold-level where no out-of-fold predictions exist).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _count(x) -> str:
+    return "" if pd.isna(x) else f"{x:,.0f}"
 
 
 def _num(x) -> str:

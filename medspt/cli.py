@@ -131,21 +131,30 @@ def _data_kwargs(a) -> dict:
 
 
 def _write_results(results: pd.DataFrame, out: Path, metric: str, title: str) -> pd.DataFrame:
-    from medspt.api import summarize
+    from medspt.api import comparison_table, markdown_comparisons, summarize
     from medspt.plots import plot_accuracy_vs_depth
 
     out.mkdir(parents=True, exist_ok=True)
     results.to_csv(out / "results.csv", index=False)
+    predictions = getattr(results, "predictions", None)
+    if predictions is not None:  # out-of-fold predictions of every window, fit and seed
+        from medspt.metrics import subject_table
+
+        predictions.to_csv(out / "predictions.csv", index=False)
+        subject_table(predictions).to_csv(out / "subjects.csv", index=False)
     table = summarize(results, metric)
     (out / "summary.md").write_text(_markdown(table, metric))
+    (out / "comparisons.md").write_text(
+        markdown_comparisons(comparison_table(results, metric=metric), metric)
+    )
     plot_accuracy_vs_depth(results, out / "accuracy_vs_depth.png", metric, title)
     return table
 
 
 def _markdown(table: pd.DataFrame, metric: str) -> str:
-    from medspt.api import markdown_table
+    from medspt.api import TABLE_NOTE, markdown_table
 
-    return markdown_table(table, metric)
+    return markdown_table(table, metric) + "\n" + TABLE_NOTE + "\n"
 
 
 def cmd_demo(a) -> int:
@@ -242,7 +251,9 @@ def cmd_predict(a) -> int:
 
 
 def cmd_evaluate(a) -> int:
-    from medspt.api import evaluate
+    from medspt.api import evaluate, windows_from
+    from medspt.probes import probe_markdown
+    from medspt.splits import subject_folds
 
     df = _read_table(a.data)
     results = evaluate(
@@ -252,11 +263,17 @@ def cmd_evaluate(a) -> int:
         depths=tuple(a.depths),
         maskings=tuple(a.maskings),
         seeds=tuple(a.seeds),
+        scratch_long=not a.no_scratch_long,
         **_model_params(a),
     )
     table = _write_results(results, Path(a.out), a.metric, None)
     print(_markdown(table, a.metric))
-    print(f"per-fold rows and plot in {a.out}")
+    # the same folds evaluate used (cv subject-wise folds, seed 0)
+    ws, _ = windows_from(df, **_data_kwargs(a))
+    probes = probe_markdown(ws, subject_folds(ws.y, ws.groups, a.cv))
+    (Path(a.out) / "probes.md").write_text(probes)
+    print(probes)
+    print(f"per-fold rows, out-of-fold predictions, paired comparisons and plot in {a.out}")
     return 0
 
 
@@ -328,6 +345,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depths", type=int, nargs="+", default=[2])
     p.add_argument("--maskings", nargs="+", default=["span"], choices=DEMO_MASKINGS)
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
+    p.add_argument(
+        "--no-scratch-long",
+        action="store_true",
+        help="leave out scratch-long, the compute-matched control (label-only training for "
+        "SPT's whole budget of optimizer steps)",
+    )
     p.add_argument("--metric", default="balanced_accuracy")
     p.add_argument("--out", default="medspt-evaluation")
     p.set_defaults(func=cmd_evaluate)

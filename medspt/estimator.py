@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.model_selection import GroupShuffleSplit, StratifiedGroupKFold
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -24,6 +23,7 @@ from medspt.data import WindowSet, WindowSpec, make_windows
 from medspt.errors import InputError
 from medspt.masking import STRATEGIES, resolve_channel_groups
 from medspt.model import ATTENTION, POOLING, POSITIONAL, ModelConfig, SPTTransformer
+from medspt.splits import validation_split
 from medspt.training import TrainConfig, finetune, pretrain, resolve_device
 
 __all__ = ["SPTClassifier", "FramePredictions"]
@@ -144,7 +144,11 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
     history_ : dict
         ``{"pretrain": [...], "finetune": [...]}``, one dict per epoch.
     best_epoch_ : dict
-        Chosen epoch of each stage.
+        The epoch of each stage whose weights were kept: the best validation epoch, or
+        the last epoch when there is no validation (``val_size=0``, < 4 subjects).
+    validation_subjects_ : ndarray
+        Training subjects held out for early stopping (empty without validation); from
+        :func:`medspt.splits.validation_split`, as every benchmark uses.
     attention_ : str
         Attention the fitted model predicts with (``"full"`` after recovery epochs).
     mean_, std_ : ndarray of shape (C,)
@@ -351,26 +355,6 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
                 )
         return np.ascontiguousarray(X, dtype=np.float32)
 
-    def _validation_split(self, y: np.ndarray, groups: np.ndarray):
-        """Hold out whole subjects for early stopping; returns (train, val) indices."""
-        n = len(y)
-        all_idx = np.arange(n)
-        uniq = np.unique(groups)
-        if self.val_size == 0 or len(uniq) < 4:
-            return all_idx, np.array([], dtype=int)
-        n_splits = int(min(max(2, round(1 / self.val_size)), len(uniq)))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                sgkf = StratifiedGroupKFold(n_splits, shuffle=True, random_state=self.random_state)
-                tr, va = next(sgkf.split(np.zeros(n), y, groups))
-            except ValueError:
-                tr, va = None, None
-        if tr is None or len(np.unique(y[tr])) < len(np.unique(y)):
-            gss = GroupShuffleSplit(1, test_size=self.val_size, random_state=self.random_state)
-            tr, va = next(gss.split(np.zeros(n), y, groups))
-        return tr, va
-
     # ------------------------------------------------------------------ fit
 
     def fit(self, X, y=None, groups=None):
@@ -444,7 +428,9 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         t_start = time.perf_counter()
         seed = int(self.random_state)
         dev = resolve_device(self.device)
-        tr, va = self._validation_split(y_enc, groups)
+        # the one split every medspt fit and benchmark uses (medspt.splits)
+        tr, va = validation_split(y, groups, float(self.val_size), seed)
+        self.validation_subjects_ = np.unique(groups[va])
         Xn = torch.from_numpy(self._normalize(X))
         yt = torch.from_numpy(y_enc.astype(np.int64))
         Xtr, ytr, Xva, yva = Xn[tr], yt[tr], Xn[va], yt[va]

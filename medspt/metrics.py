@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, f1_score, roc_auc_score
 
-__all__ = ["classification_metrics", "subject_predictions"]
+__all__ = ["classification_metrics", "subject_predictions", "subject_table"]
 
 
 def subject_predictions(proba: np.ndarray, groups: np.ndarray, y: np.ndarray) -> pd.DataFrame:
@@ -53,3 +53,30 @@ def classification_metrics(
         if len(subj):
             out["subject_accuracy"] = float((subj["y"] == subj["pred"]).mean())
     return {k: float(v) for k, v in out.items()}
+
+
+def subject_table(predictions: pd.DataFrame) -> pd.DataFrame:
+    """Per-subject view of window-level out-of-fold predictions.
+
+    One row per configuration, depth, seed and subject: its fold, number of windows,
+    windows right, window accuracy, the subject's label (when all its windows share one,
+    else NaN), the class with the highest mean probability (``predicted``) and the mean
+    probability of each class.
+    """
+    keys = [k for k in ("config", "depth", "seed") if k in predictions.columns]
+    cols = [c for c in predictions.columns if str(c).startswith("proba_")]
+    frame = predictions.assign(right=predictions["pred"] == predictions["y"])
+    g = frame.groupby([*keys, "subject"], sort=True, dropna=False)
+    out = g.agg(
+        fold=("fold", "first"),
+        n_windows=("window", "size"),
+        n_right=("right", "sum"),
+        labels=("y", "nunique"),
+        label=("y", "first"),
+    )
+    out["accuracy"] = out["n_right"] / out["n_windows"]
+    out["label"] = out["label"].where(out["labels"] == 1)
+    mean = g[cols].mean()
+    out["predicted"] = mean.to_numpy().argmax(1)
+    out = out.drop(columns="labels").join(mean)
+    return out.reset_index()

@@ -94,7 +94,8 @@ def _fit_loop(
     desc: str,
     monitor: str = "val_loss",
 ) -> tuple[list[dict], int]:
-    """Generic epoch loop; returns the per-epoch history and the best epoch (1-based)."""
+    """Generic epoch loop; returns the per-epoch history and the epoch whose weights are
+    kept (1-based): the best validation epoch, or the last one without validation."""
     torch.manual_seed(cfg.seed)  # dropout
     gen = torch.Generator().manual_seed(cfg.seed)  # shuffling and masks, on CPU
     steps_per_epoch = math.ceil(n_train / cfg.batch_size)
@@ -106,7 +107,7 @@ def _fit_loop(
     bar = tqdm(range(1, cfg.epochs + 1), desc=desc, disable=not cfg.verbose, leave=False)
     for epoch in bar:
         model.train()
-        t0, total_loss, seen = time.perf_counter(), 0.0, 0
+        t0, total_loss, seen, steps = time.perf_counter(), 0.0, 0, 0
         for idx in _batches(n_train, cfg.batch_size, gen):
             loss = train_step(idx, gen)
             opt.zero_grad(set_to_none=True)
@@ -117,11 +118,13 @@ def _fit_loop(
             sched.step()
             total_loss += float(loss.detach()) * len(idx)
             seen += len(idx)
+            steps += 1
         dt = time.perf_counter() - t0
         row = {
             "epoch": epoch,
             "train_loss": total_loss / max(seen, 1),
             "windows": seen,
+            "steps": steps,
             "seconds": dt,
             "windows_per_s": seen / dt if dt > 0 else float("nan"),
         }
@@ -143,10 +146,11 @@ def _fit_loop(
             may_stop = eval_fn is not None and cfg.patience is not None
             if may_stop and stale >= cfg.patience and epoch > cfg.epochs // 3:
                 break
-    if best_state is not None:
-        model.load_state_dict(best_state)
     bar.close()
-    return history, best_epoch or len(history)
+    if best_state is None:  # no validation: the final weights are the ones kept
+        return history, len(history)
+    model.load_state_dict(best_state)
+    return history, best_epoch
 
 
 def pretrain(

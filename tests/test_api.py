@@ -77,24 +77,55 @@ def test_evaluate_runs_scratch_and_spt_on_identical_subject_folds(frame):
         verbose=False,
         **{k: v for k, v in FAST.items() if k != "depth"},
     )
-    assert len(res) == 3 * 2 * 3  # folds x depths x (scratch + 2 maskings)
-    assert set(res["config"]) == {"scratch", "spt-span", "spt-block"}
+    assert len(res) == 3 * 2 * 4  # folds x depths x (scratch, scratch-long, 2 maskings)
+    assert set(res["config"]) == {"scratch", "scratch-long", "spt-span", "spt-block"}
     # identical folds: same test size per fold for every configuration
     per_fold = res.groupby("fold")["n_test"].nunique()
     assert (per_fold == 1).all()
-    assert (res.loc[res.config == "scratch", "pretrain_epochs"] == 0).all()
-    assert (res.loc[res.config != "scratch", "pretrain_epochs"] > 0).all()
+    label_only = res.config.str.startswith("scratch")
+    assert (res.loc[label_only, "pretrain_epochs"] == 0).all()
+    assert (res.loc[~label_only, "pretrain_epochs"] > 0).all()
+    # scratch-long gets SPT's whole budget: as many optimizer steps as pretraining +
+    # fine-tuning when nothing stops early (FAST has no validation patience to hit)
+    steps = res.groupby(["config", "fold", "depth"])["optimizer_steps"].first().unstack(0)
+    budget = FAST["epochs"] + FAST["pretrain_epochs"]
+    assert (steps["scratch-long"] * FAST["epochs"] == steps["scratch"] * budget).all()
+    # out-of-fold predictions: every test window once per fit, subjects never in training
+    pred = res.predictions
+    assert len(pred) == res["n_test"].sum()
+    assert list(pred.columns[:8]) == [
+        "config",
+        "depth",
+        "seed",
+        "fold",
+        "window",
+        "subject",
+        "y",
+        "pred",
+    ]
+    one = pred[(pred.config == "spt-span") & (pred.depth == 2)]
+    assert sorted(one["window"]) == list(range(one["window"].max() + 1))
+    for _, row in res.iterrows():
+        sub = pred[(pred.config == row.config) & (pred.depth == row.depth)]
+        sub = sub[sub.fold == row.fold]
+        proba = sub.filter(like="proba_").to_numpy()
+        np.testing.assert_allclose(proba.sum(1), 1, atol=1e-5)
+        acc = (sub["pred"] == sub["y"]).mean()
+        assert acc == pytest.approx(row["accuracy"])
+        assert not set(sub["subject"]) & set(row["val_subjects"].split())
     for col in ("accuracy", "balanced_accuracy", "macro_f1", "subject_accuracy", "roc_auc"):
         assert res[col].between(0, 1).all(), col
     assert (res["wall_time_s"] > 0).all() and (res["windows_per_s"] > 0).all()
     table = summarize(res)
-    assert len(table) == 6
+    assert len(table) == 8
     s = table.set_index(["depth", "config"])
     manual = res[(res.depth == 1) & (res.config == "spt-span")]["balanced_accuracy"].mean()
     assert s.loc[(1, "spt-span"), "mean"] == pytest.approx(manual)
     assert s.loc[(1, "spt-span"), "gain_vs_scratch"] == pytest.approx(
         manual - s.loc[(1, "scratch"), "mean"]
     )
+    assert s.loc[(1, "spt-span"), "test"] == "subjects"
+    assert s.loc[(1, "spt-span"), "n_pairs"] == frame["subject"].nunique()
 
 
 def test_subject_folds_never_split_a_subject():
@@ -145,6 +176,6 @@ def test_fit_fold_scores_with_classes_in_any_order():
     ws = medspt.make_windows(subject_frame(), window=40, classes=["slow", "fast"])
     assert list(ws.classes) == ["slow", "fast"]
     tr, te = subject_folds(ws.y, ws.groups, 3)[0]
-    row, clf = fit_fold(ws, tr, te, dict(FAST, pretrain=False))
+    row, clf, _ = fit_fold(ws, tr, te, dict(FAST, pretrain=False))
     truth = ws.classes[ws.y[te]]
     assert row["accuracy"] == pytest.approx(np.mean(clf.predict(ws.X[te]) == truth))

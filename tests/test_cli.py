@@ -115,7 +115,12 @@ def test_demo_quick_writes_table_and_plot(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "SYNTHETIC" in text and "| 1 | spt-span |" in text and "| 1 | scratch |" in text
     res = pd.read_csv(out / "results.csv")
-    assert len(res) == 4 and set(res["config"]) == {"scratch", "spt-span"}
+    assert len(res) == 6 and set(res["config"]) == {"scratch", "scratch-long", "spt-span"}
+    pred = pd.read_csv(out / "predictions.csv")
+    assert len(pred) == res["n_test"].sum()
+    subjects = pd.read_csv(out / "subjects.csv")
+    assert subjects["n_windows"].sum() == len(pred)
+    assert "Holm" in (out / "comparisons.md").read_text()
     assert set(res["fold"]) == {0, 1}
     assert (out / "accuracy_vs_depth.png").read_bytes()[:4] == b"\x89PNG"
     assert "gain vs scratch" in (out / "summary.md").read_text()

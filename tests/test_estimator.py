@@ -6,6 +6,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from medspt import SPTClassifier
 from medspt.data import from_arrays
+from medspt.splits import validation_split
 
 
 def test_fit_predict_shapes_and_classes(arrays):
@@ -32,8 +33,9 @@ def test_same_seed_same_predictions_other_seed_differs(arrays):
 
 def test_validation_split_holds_out_whole_subjects(arrays):
     X, y, groups = arrays
-    clf = SPTClassifier(**FAST)
-    tr, va = clf._validation_split(np.unique(y, return_inverse=True)[1], groups)
+    clf = SPTClassifier(**FAST).fit(X, y, groups)
+    tr, va = validation_split(y, groups, clf.val_size, clf.random_state)
+    assert set(clf.validation_subjects_) == set(groups[va])
     assert len(va) > 0 and not set(groups[tr]) & set(groups[va])
     assert set(y[tr]) == {"control", "pd"}  # both classes left for training
 

@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import optuna
 import pandas as pd
 import pytest
 
@@ -12,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import paper_table as pt  # noqa: E402
 import sensitivity  # noqa: E402
 
-from medspt.study import run_study  # noqa: E402
+from medspt.study import results_frame, run_study  # noqa: E402
 
 TINY = dict(d_model=8, n_heads=2, epochs=1, pretrain_epochs=1, batch_size=128)
 
@@ -61,26 +62,68 @@ def test_baseline_rows_carry_their_training_budget(tmp_path, monkeypatch):
     assert pt._read_baselines("nothing") is None
 
 
-def test_report_finds_every_study_of_a_protocol(tmp_path):
+def test_report_tests_over_subjects_and_compares_the_nested_choice(tmp_path, monkeypatch):
+    monkeypatch.setattr(pt, "RESULTS", tmp_path)
     url = f"journal:{tmp_path / 'p.log'}"
-    grid = dict(depths=(1,), maskings=(), cv=2, window="4s", verbose=False, storage=url)
-    for name, extra in [("paper-X", {}), ("paper-X-window", {"normalize": "window"})]:
-        run_study("demo", study_name=name, params={**TINY, **extra}, **grid)
-    run_study("demo", study_name="paper-XY", params=TINY, **grid)  # another protocol
+    grid = dict(depths=(1,), cv=2, window="4s", verbose=False, storage=url, seeds=(0, 1))
+    run_study("demo", study_name="paper-X", maskings=(), params=TINY, **grid)  # earlier
+    run_study("demo", study_name="paper-X-subjects", maskings=("span",), params=TINY, **grid)
+    run_study("demo", study_name="paper-XY", maskings=(), params=TINY, **grid)  # other
     studies = pt._studies("X", url)
-    assert [s.study_name for s in studies] == ["paper-X", "paper-X-window"]
+    assert [s.study_name for s in studies] == ["paper-X", "paper-X-subjects"]
+    pt._COMPLETE = optuna.trial.TrialState.COMPLETE
 
-    base = pd.DataFrame(
-        {"config": ["tsai-minirocket"] * 2 + ["tsai-tstplus"], "balanced_accuracy": [0.4, 0.6, 0.3]}
+    # a baseline that kept its predictions: the subject-level study's scratch, relabelled
+    fresh = results_frame(studies[1])
+    scratch = fresh[fresh.config == "scratch"]
+    base = pd.DataFrame(scratch).assign(config="tsai-minirocket", depth=np.nan)
+    base.to_csv(tmp_path / "baselines_X_mr.csv", index=False)
+    pred = fresh.predictions[fresh.predictions.config == "scratch"]
+    pred.assign(config="tsai-minirocket", depth=np.nan).to_csv(
+        tmp_path / "baselines_X_mr_predictions.csv.gz", index=False
     )
-    rows = pt._summary_rows("X", studies, base, "balanced_accuracy")
-    assert len(rows) == 2
-    assert rows[0].startswith("| X | channel scaling | scratch, depth 1 (of 1 rows) |")
-    assert rows[1].startswith("| X | per-window centring | scratch, depth 1 (of 1 rows) |")
-    assert all(r.endswith("| 0.500 (tsai-minirocket) |") for r in rows)
-    # each row's score is the study's completed cell
-    for study, r in zip(studies, rows):
-        assert f"| {study.best_value:.3f} |" in r
+    lines, summary = pt._protocol_report("X", studies, "balanced_accuracy")
+    text = "\n".join(lines)
+    assert "### Nested choice against the baselines" in text
+    assert "### X, channel scaling: tested over subjects" in text
+    assert "### X, channel scaling: fold level (earlier grid)" in text
+    # the nested choice of each fold is the candidate with the best mean validation score
+    cand = pt._combined([studies[1]])
+    for k, g in cand.groupby("fold"):
+        best = g.groupby("config")["val_score"].mean().idxmax()
+        assert f"| {k} | {best} (depth 1) |" in text
+    rows = text.splitlines()
+    nested_row = next(ln for ln in rows if ln.startswith("| – | nested-best | tsai-minirocket"))
+    assert "(n=12)" in nested_row  # the 12 demo subjects
+    assert any("| X | nested best | tsai-minirocket |" in r for r in summary)
+    assert any("spt-span (depth 1) | channel scaling: scratch-long |" in r for r in summary)
+
+
+def test_nested_best_never_looks_at_test_scores():
+    from medspt.api import Results, nested_best
+
+    rows = []
+    for fold in range(3):
+        for seed in range(2):
+            # "a" is better on validation subjects, "b" on the test folds
+            rows.append(
+                dict(
+                    config="a", depth=2, fold=fold, seed=seed, val_score=0.8, balanced_accuracy=0.6
+                )
+            )
+            rows.append(
+                dict(
+                    config="b", depth=2, fold=fold, seed=seed, val_score=0.7, balanced_accuracy=0.9
+                )
+            )
+    rows[0]["val_score"] = 0.5  # fold 0: the seed mean now favours "b"
+    res = Results(rows)
+    res.predictions = None
+    nested = nested_best(res)
+    chosen = nested.groupby("fold")["chosen"].first().tolist()
+    assert chosen == ["b (depth 2)", "a (depth 2)", "a (depth 2)"]
+    assert nested["balanced_accuracy"].tolist() == [0.9, 0.9, 0.6, 0.6, 0.6, 0.6]
+    assert set(nested["config"]) == {"nested-best"}
 
 
 def test_sensitivity_rows_and_differences_match_the_fits(tmp_path):

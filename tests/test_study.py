@@ -16,12 +16,12 @@ import optuna
 import pandas as pd
 import pytest
 from optuna.trial import TrialState
-from scipy.stats import wilcoxon
 
-from medspt.api import summarize
+from medspt.api import comparison_table, summarize
 from medspt.errors import InputError
 from medspt.study import (
     grid_cells,
+    load_study_data,
     make_storage,
     results_frame,
     run_study,
@@ -30,13 +30,14 @@ from medspt.study import (
 from medspt.study.dashboard import free_port
 
 TINY = ["--d-model", "8", "--n-heads", "2", "--epochs", "1", "--pretrain-epochs", "1"]
-TINY += ["--batch-size", "128", "--cv", "2", "--window", "4s", "--quiet"]
+TINY += ["--batch-size", "128", "--cv", "2", "--window", "4s", "--quiet", "--no-scratch-long"]
 TINY_PARAMS = dict(d_model=8, n_heads=2, epochs=1, pretrain_epochs=1, batch_size=128)
 
 
 def _demo_study(url: str, name: str, **kw):
     """run_study on the demo data with tiny models; ``kw`` overrides the grid etc."""
     base = dict(depths=(1,), maskings=("span",), cv=2, window="4s", params=TINY_PARAMS)
+    base["scratch_long"] = False  # its own test below; the mechanics need fewer cells
     return run_study("demo", storage=url, study_name=name, verbose=False, **{**base, **kw})
 
 
@@ -92,19 +93,22 @@ def test_report_table_values_and_files(small_study, tmp_path):
     row = table[(table.depth == 2) & (table.config == "spt-span")].iloc[0]
     mine = res[(res.depth == 2) & (res.config == "spt-span")].set_index(["fold", "seed"])
     base = res[(res.depth == 2) & (res.config == "scratch")].set_index(["fold", "seed"])
-    diff = (mine["balanced_accuracy"] - base["balanced_accuracy"]).to_numpy()
+    diff = (mine["balanced_accuracy"] - base["balanced_accuracy"]).groupby("fold").mean()
     assert row["mean"] == pytest.approx(mine["balanced_accuracy"].mean())
     assert row["gain_vs_scratch"] == pytest.approx(diff.mean())
-    assert row["n_pairs"] == 4
-    expected_p = 1.0 if np.all(diff == 0) else wilcoxon(diff).pvalue
-    assert row["p_value"] == pytest.approx(expected_p)
+    # the study kept out-of-fold predictions, so the test runs over the 12 demo subjects
+    assert row["test"] == "subjects" and row["n_pairs"] == 12
+    pred = results_frame(study).predictions
+    assert len(pred) == res["n_test"].sum()
     text = paths["report"].read_text()
-    assert "| 2 | spt-span |" in text and "Wilcoxon" in text
+    assert "| 2 | spt-span |" in text and "sign-flip" in text and "Holm" in text
+    assert "## Confound probes" in text and "| position |" in text  # the demo has no clock
+    assert "**Warning:**" not in text
     for name in ("accuracy_vs_depth", "gain_vs_depth"):
         assert paths[name].read_bytes()[:4] == b"\x89PNG"
 
 
-def test_summarize_pairs_runs_by_fold_and_seed():
+def test_summarize_averages_seeds_within_folds_before_testing():
     rows = []
     for fold in range(4):
         for seed in range(2):
@@ -114,10 +118,12 @@ def test_summarize_pairs_runs_by_fold_and_seed():
                 dict(depth=2, config="spt-x", fold=fold, seed=seed, m=base + 0.01 * (fold + 1))
             )
     table = summarize(pd.DataFrame(rows), "m").set_index("config")
-    diffs = np.repeat(0.01 * np.arange(1, 5), 2)
+    diffs = 0.01 * np.arange(1, 5)
     assert table.loc["spt-x", "gain_vs_scratch"] == pytest.approx(diffs.mean())
-    assert table.loc["spt-x", "n_pairs"] == 8
-    assert table.loc["spt-x", "p_value"] == pytest.approx(wilcoxon(diffs).pvalue)
+    assert table.loc["spt-x", "n_pairs"] == 4  # folds, not folds x seeds
+    assert table.loc["spt-x", "test"] == "folds"
+    assert table.loc["spt-x", "p_value"] == pytest.approx(2 / 16)  # exact, all positive
+    assert table.loc["spt-x", "p_holm"] == pytest.approx(2 / 16)
     assert np.isnan(table.loc["scratch", "p_value"])
 
 
@@ -322,23 +328,56 @@ def test_bad_storage_and_changed_setup_are_named(tmp_path):
         _demo_study(url, "c", maskings=("nope",))
 
 
-def test_tuning_chooses_on_validation_subjects(tmp_path):
+def test_tuning_chooses_per_outer_fold_on_its_own_validation_subjects(tmp_path):
     url = f"sqlite:///{tmp_path / 't.db'}"
     study = _demo_study(url, "t", maskings=(), tune=True, n_trials=2)
     (cell,) = study.get_trials(states=(TrialState.COMPLETE,))
-    inner = optuna.load_study(study_name="t/tune/depth1-scratch-seed0", storage=make_storage(url))
-    finished = inner.get_trials(states=(TrialState.COMPLETE, TrialState.PRUNED))
-    assert len(finished) == 2
-    best = inner.best_trial
-    # the choice is the best mean validation score; the test rows are the chosen trial's
-    assert best.value == pytest.approx(np.mean([f["val_score"] for f in best.user_attrs["folds"]]))
-    assert cell.user_attrs["tuned_params"] == best.params
-    assert [f["balanced_accuracy"] for f in cell.user_attrs["folds"]] == [
-        f["balanced_accuracy"] for f in best.user_attrs["folds"]
-    ]
-    assert {"lr", "d_model"} <= set(best.params) and "mask_ratio" not in best.params
     res = results_frame(study)
-    assert res["tuned_d_model"].iloc[0] == best.params["d_model"]
+    ws, folds = load_study_data(study.user_attrs["medspt"]["data"])
+    assert len(folds) == 2 and len(res) == 2
+    for k, (tr, te) in enumerate(folds):
+        inner = optuna.load_study(
+            study_name=f"t/tune/depth1-scratch-seed0/fold{k}", storage=make_storage(url)
+        )
+        done = inner.get_trials(states=(TrialState.COMPLETE,))
+        assert len(done) == 2
+        best = inner.best_trial
+        # the choice is the best validation score of this fold's trials ...
+        assert best.value == max(t.value for t in done)
+        assert best.value == pytest.approx(best.user_attrs["row"]["val_score"])
+        row = cell.user_attrs["folds"][k]
+        assert row["tuned_params"] == best.params
+        assert row["balanced_accuracy"] == best.user_attrs["row"]["balanced_accuracy"]
+        # ... and no subject whose validation score took part is a test subject of the
+        # fold it chose for (averaging over folds would put fold j's test subjects here)
+        test_subjects = set(ws.groups[te])
+        train_subjects = set(ws.groups[tr])
+        chose = set(row["selection_subjects"].split())
+        assert chose and chose <= train_subjects and not chose & test_subjects
+        for t in done:
+            assert set(t.user_attrs["val_subjects"].split()) <= train_subjects
+    assert {"lr", "d_model"} <= set(res.filter(like="tuned_").columns.str[6:])
+    assert (
+        res.set_index("fold").loc[0, "tuned_d_model"]
+        == cell.user_attrs["folds"][0]["tuned_params"]["d_model"]
+    )
+
+
+def test_scratch_long_is_the_compute_matched_control_of_a_study(tmp_path):
+    url = f"sqlite:///{tmp_path / 'l.db'}"
+    params = dict(TINY_PARAMS, epochs=2, pretrain_epochs=3)
+    study = _demo_study(url, "l", scratch_long=True, params=params, seeds=(0,))
+    assert _complete_per_cell(url, "l") == Counter(
+        {(1, "scratch", 0): 1, (1, "scratch-long", 0): 1, (1, "spt-span", 0): 1}
+    )
+    res = results_frame(study).set_index(["config", "fold"])
+    for k in (0, 1):
+        spt, long = res.loc[("spt-span", k)], res.loc[("scratch-long", k)]
+        # as many optimizer steps as SPT's pretraining + fine-tuning budget, all run
+        assert long["optimizer_steps"] >= spt["optimizer_steps"]
+        assert long["optimizer_steps"] == res.loc[("scratch", k), "optimizer_steps"] * 5 / 2
+    table = comparison_table(results_frame(study))
+    assert ("spt-span", "scratch-long") in set(zip(table["config"], table["versus"]))
 
 
 def test_alibi_configuration_and_attention_columns_reach_the_report(tmp_path):

@@ -54,6 +54,7 @@ def cmd_run(a) -> int:
         maskings=a.maskings,
         scratch=not a.no_scratch,
         alibi=a.alibi,
+        scratch_long=not a.no_scratch_long,
         seeds=a.seeds,
         storage=a.storage,
         study_name=a.study,
@@ -136,6 +137,12 @@ def add_study_parser(subparsers) -> argparse.ArgumentParser:
     q.add_argument("--depths", type=int, nargs="+", default=[1, 2, 4, 8])
     q.add_argument("--maskings", nargs="+", default=list(STRATEGIES), choices=STRATEGIES)
     q.add_argument("--no-scratch", action="store_true", help="leave out scratch models")
+    q.add_argument(
+        "--no-scratch-long",
+        action="store_true",
+        help="leave out scratch-long, the compute-matched control (label-only training for "
+        "SPT's whole budget of optimizer steps)",
+    )
     q.add_argument(
         "--alibi",
         action="store_true",

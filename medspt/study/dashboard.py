@@ -27,20 +27,15 @@ def refresh_note(study: optuna.Study) -> None:
         return
     table = capacity_table(results, metric)
     n_cells = len(results.groupby(["depth", "config", "seed"]))
-    grid = attrs.get("grid", {})
-    total = (
-        len(grid.get("depths", []))
-        * (
-            int(grid.get("scratch", True))
-            + int(grid.get("alibi", False))
-            + len(grid.get("maskings", []))
-        )
-        * len(grid.get("seeds", []))
-    )
+    from medspt.study.runner import _cells
+
+    total = len(_cells(attrs)) if attrs.get("grid") else n_cells
     note = (
         f"## Capacity vs pretraining — {n_cells} of {total} cells done\n\n"
         f"{metric} on held-out subjects (mean ± std over folds × seeds); gain = paired "
-        "difference to scratch at the same depth, p = Wilcoxon signed-rank.\n\n"
+        "difference to scratch at the same depth; seeds averaged, then tested over "
+        "subjects (sign-flip permutation, 95 % bootstrap CI) or over folds where no "
+        "predictions were kept; Holm across the table.\n\n"
         + markdown_table(table, metric)
         + "\nFull report: `medspt study report --storage URL --study "
         + f"{study.study_name} --out DIR`\n"

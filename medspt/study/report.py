@@ -5,22 +5,35 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import numpy as np
 import optuna
 import pandas as pd
 from optuna.trial import TrialState
 
-from medspt.api import markdown_table, summarize
+from medspt.api import (
+    TABLE_NOTE,
+    Results,
+    comparison_table,
+    markdown_comparisons,
+    markdown_table,
+    summarize,
+)
 from medspt.errors import InputError
+from medspt.metrics import subject_table
 from medspt.plots import plot_accuracy_vs_depth, plot_gain_vs_depth
 
 __all__ = ["results_frame", "capacity_table", "write_report"]
 
 
-def results_frame(study: optuna.Study) -> pd.DataFrame:
+def results_frame(study: optuna.Study) -> Results:
     """One row per fold of every completed cell, in the format of :func:`medspt.evaluate`
     (config, depth, masking, pretrain, seed, fold, counts, metrics, epochs, wall time),
-    plus the trial number and, with tuning, the tuned parameters."""
-    rows = []
+    plus the trial number and, with tuning, the parameters chosen in that fold.
+
+    ``.predictions`` holds the window-level out-of-fold predictions of the cells that
+    recorded them (None for studies from before they were kept)."""
+    rows, oofs = [], []
+    classes = study.user_attrs.get("medspt", {}).get("classes", [])
     for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
         folds = t.user_attrs.get("folds")
         if not folds:
@@ -34,23 +47,72 @@ def results_frame(study: optuna.Study) -> pd.DataFrame:
             "positional": "alibi" if config.endswith("alibi") else "learned",
             "seed": int(t.params["seed"]),
         }
-        tuned = t.user_attrs.get("tuned_params") or {}
         for f in folds:
-            row = {**base, **{k: v for k, v in f.items() if k != "curves"}, "trial": t.number}
-            row.update({f"tuned_{k}": v for k, v in tuned.items()})
+            skip = ("curves", "oof", "tuned_params")
+            row = {**base, **{k: v for k, v in f.items() if k not in skip}, "trial": t.number}
+            if "val_score" not in row:  # trials from before val_score was kept
+                row["val_score"] = _val_from_curves(f.get("curves") or {})
+            row.update({f"tuned_{k}": v for k, v in (f.get("tuned_params") or {}).items()})
             rows.append(row)
+            if f.get("oof"):
+                keys = {k: base[k] for k in ("config", "depth", "seed")}
+                oofs.append(_oof_frame(f["oof"], classes, **keys, fold=int(f["fold"])))
     df = pd.DataFrame(rows)
     if not df.empty:
         df = df.sort_values(["depth", "config", "seed", "fold"], kind="stable")
-    return df.reset_index(drop=True)
+    out = Results(df.reset_index(drop=True))
+    out.predictions = pd.concat(oofs, ignore_index=True) if oofs else None
+    out.classes = np.asarray(classes)
+    return out
+
+
+def _val_from_curves(curves: dict) -> float:
+    """Validation balanced accuracy of the kept epoch, from a fold's learning curves."""
+    vals = [
+        v
+        for stage in ("finetune", "recover")
+        for v in (curves.get(stage) or {}).get("val_balanced_accuracy", [])
+        if v is not None
+    ]
+    return float(max(vals)) if vals else float("nan")
+
+
+def _oof_frame(oof: dict, classes, **keys) -> pd.DataFrame:
+    n = len(oof["window"])
+    frame = pd.DataFrame(
+        {
+            **{k: [v] * n for k, v in keys.items()},
+            "window": oof["window"],
+            "subject": oof["subject"],
+            "y": oof["y"],
+        }
+    )
+    proba = np.asarray(oof["proba"], dtype=float).reshape(n, len(classes))
+    frame["pred"] = proba.argmax(1)
+    probs = pd.DataFrame(proba, columns=[f"proba_{c}" for c in classes])
+    return pd.concat([frame, probs], axis=1)
 
 
 def capacity_table(results: pd.DataFrame, metric: str = "balanced_accuracy") -> pd.DataFrame:
     """:func:`medspt.summarize` of the study's rows: mean ± std per depth × configuration,
-    gain over scratch from pairs of (fold, seed), Wilcoxon p-value."""
+    gain over scratch with seeds averaged, tested over subjects (over folds for studies
+    without out-of-fold predictions), Holm-adjusted."""
     if results.empty:
         raise InputError("the study has no completed trials yet")
     return summarize(results, metric)
+
+
+def _probe_section(attrs: dict) -> str:
+    """Confound probes on the study's own windows and folds (when another process can
+    load them: a protocol, a data file or the demo)."""
+    from medspt.probes import probe_markdown
+    from medspt.study.runner import load_study_data
+
+    try:
+        ws, folds = load_study_data(attrs["data"])
+    except (InputError, KeyError, OSError) as e:
+        return f"## Confound probes\n\nNot run: the study's data cannot be loaded here ({e}).\n"
+    return probe_markdown(ws, folds)
 
 
 def _baseline_lines(baselines: pd.DataFrame, metric: str) -> list[str]:
@@ -74,8 +136,10 @@ def write_report(
     metric: str = "balanced_accuracy",
     baselines: pd.DataFrame | None = None,
 ) -> dict[str, Path]:
-    """Write ``results.csv``, ``capacity.csv``, ``report.md``, ``accuracy_vs_depth.png`` and
-    ``gain_vs_depth.png`` for a study into ``out``; returns their paths."""
+    """Write ``results.csv``, ``capacity.csv``, ``report.md``, ``accuracy_vs_depth.png``,
+    ``gain_vs_depth.png`` and, when the study kept them, ``predictions.csv.gz`` (window
+    level) and ``subjects.csv`` (per subject) for a study into ``out``; returns their
+    paths."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     results = results_frame(study)
@@ -89,6 +153,11 @@ def write_report(
     }
     results.to_csv(paths["results"], index=False)
     table.to_csv(paths["capacity"], index=False)
+    if results.predictions is not None:
+        paths["predictions"] = out / "predictions.csv.gz"
+        paths["subjects"] = out / "subjects.csv"
+        results.predictions.to_csv(paths["predictions"], index=False)
+        subject_table(results.predictions).to_csv(paths["subjects"], index=False)
     plot_accuracy_vs_depth(results, paths["accuracy_vs_depth"], metric, study.study_name)
     plot_gain_vs_depth(table, paths["gain_vs_depth"], metric)
     attrs = study.user_attrs.get("medspt", {})
@@ -104,12 +173,19 @@ def write_report(
         "seed(s). *scratch* trains on the labels only; *spt-X* first learns to reconstruct "
         "signals hidden by masking strategy X, then trains on the labels; *scratch-alibi* "
         "trains on the labels only, with ALiBi's proximity bias (-m·|i−j| added to the "
-        "attention scores) instead of learned positions. *gain vs scratch* "
-        "is the mean difference to scratch on the same fold and seed; *p* is a two-sided "
-        "Wilcoxon signed-rank test on those differences (n pairs). Folds share subjects "
-        "across seeds, so treat small p-values with care.",
+        "attention scores) instead of learned positions; *scratch-long* trains on the "
+        "labels only for SPT's whole budget of optimizer steps (the compute-matched "
+        "control). " + TABLE_NOTE,
         "",
         markdown_table(table, metric).rstrip(),
+        "",
+        "## Declared comparisons",
+        "",
+        "Every configuration against scratch, and every SPT configuration against the "
+        "compute-matched scratch-long, at the same depth. No row is called best: a choice "
+        "among these rows made on their test scores would be optimistic.",
+        "",
+        markdown_comparisons(comparison_table(results, metric=metric), metric).rstrip(),
     ]
     if "attention_distance" in table.columns:
         lines += [
@@ -122,6 +198,7 @@ def write_report(
         ]
     if baselines is not None and len(baselines):
         lines += _baseline_lines(baselines, metric)
+    lines += ["", _probe_section(attrs).rstrip()]
     lines += [
         "",
         "![accuracy vs depth](accuracy_vs_depth.png) ![gain vs depth](gain_vs_depth.png)",
@@ -135,7 +212,13 @@ def write_report(
         + ", ".join(f"{k} {v}" for k, v in states.items()),
         f"- medspt {attrs.get('medspt_version', '?')}; report written "
         f"{dt.datetime.now().isoformat(timespec='minutes')}",
-        "- per-fold numbers: `results.csv`; this table: `capacity.csv`",
+        "- per-fold numbers: `results.csv`; this table: `capacity.csv`"
+        + (
+            "; out-of-fold predictions per window: `predictions.csv.gz`; per subject: "
+            "`subjects.csv`"
+            if results.predictions is not None
+            else ""
+        ),
         "",
     ]
     paths["report"].write_text("\n".join(lines))

@@ -14,9 +14,13 @@ that has no completed trial and nobody working on it, enqueues it and runs it, s
   with ``duplicate_of`` set.
 
 With ``tune=True`` each cell also tunes learning rate, width, mask ratio and pretraining
-epochs (TPE, median pruning on the folds) in a study of its own, on the *validation
-subjects* held out inside each training fold; test folds are only scored, never used
-for choosing.
+epochs (TPE) *separately in every outer fold*, in a study of its own per fold, on the
+*validation subjects* held out inside that fold's training part: a fold's test subjects
+never influence the settings it is scored with, and each fold row records the subjects
+whose validation scores chose them (``selection_subjects``).
+
+Every fold row keeps its out-of-fold predictions (``oof``: test windows, subjects, true
+codes, probabilities), so reports can test over subjects (:mod:`medspt.stats`).
 """
 
 from __future__ import annotations
@@ -39,11 +43,12 @@ from optuna.trial import TrialState
 from tqdm.auto import tqdm
 
 from medspt._version import __version__
-from medspt.api import _check_folds, fit_fold, subject_folds, windows_from
+from medspt.api import config_params, fit_fold, windows_from
 from medspt.data import WindowSet
 from medspt.errors import InputError
 from medspt.masking import STRATEGIES
 from medspt.persistence import _jsonable
+from medspt.splits import check_folds, subject_folds
 from medspt.study.storage import claim_lock, create_or_load, make_storage
 
 __all__ = ["Cell", "grid_cells", "run_study", "run_worker", "load_study_data"]
@@ -67,30 +72,20 @@ class Cell:
     def key(self) -> str:
         return f"depth{self.depth}-{self.config}-seed{self.seed}"
 
-    def estimator_params(self) -> dict:
-        if self.config == "scratch":
-            return {"depth": self.depth, "pretrain": False, "random_state": self.seed}
-        if self.config == "scratch-alibi":  # label-only training with a proximity prior
-            return {
-                "depth": self.depth,
-                "pretrain": False,
-                "positional": "alibi",
-                "random_state": self.seed,
-            }
-        masking = self.config.removeprefix("spt-")
-        return {
-            "depth": self.depth,
-            "pretrain": True,
-            "masking": masking,
-            "random_state": self.seed,
-        }
+    def estimator_params(self, shared: dict | None = None) -> dict:
+        """Estimator parameters of this cell on top of the study's ``shared`` ones."""
+        return config_params(self.config, self.depth, self.seed, shared)
 
 
-def grid_configs(maskings: Sequence[str], scratch: bool, alibi: bool = False) -> list[str]:
-    """Configuration names: ``scratch``, ``scratch-alibi`` (label-only with ALiBi
-    positions), then ``spt-<masking>`` for each masking."""
+def grid_configs(
+    maskings: Sequence[str], scratch: bool, alibi: bool = False, scratch_long: bool = False
+) -> list[str]:
+    """Configuration names: ``scratch``, ``scratch-long`` (label-only for SPT's whole
+    budget of optimizer steps), ``scratch-alibi`` (label-only with ALiBi positions),
+    then ``spt-<masking>`` for each masking."""
     return (
         (["scratch"] if scratch else [])
+        + (["scratch-long"] if scratch_long else [])
         + (["scratch-alibi"] if alibi else [])
         + [f"spt-{m}" for m in maskings]
     )
@@ -102,17 +97,20 @@ def grid_cells(
     scratch: bool,
     seeds: Sequence[int],
     alibi: bool = False,
+    scratch_long: bool = False,
 ) -> list[Cell]:
     """Every cell, ordered by seed, then depth, then configuration: a study that stops
     early (or is watched while it runs) has covered the whole grid once before it
     repeats it with the next seed."""
-    configs = grid_configs(maskings, scratch, alibi)
+    configs = grid_configs(maskings, scratch, alibi, scratch_long)
     return [Cell(int(d), c, int(s)) for s in seeds for d in depths for c in configs]
 
 
 def _search_space(attrs: dict) -> dict:
     g = attrs["grid"]
-    configs = grid_configs(g["maskings"], g["scratch"], g.get("alibi", False))
+    configs = grid_configs(
+        g["maskings"], g["scratch"], g.get("alibi", False), g.get("scratch_long", False)
+    )
     return {"depth": list(g["depths"]), "config": configs, "seed": list(g["seeds"])}
 
 
@@ -143,7 +141,14 @@ class CellGridSampler(optuna.samplers.GridSampler):
 
 def _cells(attrs: dict) -> list[Cell]:
     g = attrs["grid"]
-    return grid_cells(g["depths"], g["maskings"], g["scratch"], g["seeds"], g.get("alibi", False))
+    return grid_cells(
+        g["depths"],
+        g["maskings"],
+        g["scratch"],
+        g["seeds"],
+        g.get("alibi", False),
+        g.get("scratch_long", False),
+    )
 
 
 # --------------------------------------------------------------------------- data
@@ -197,7 +202,7 @@ def load_study_data(spec: dict, data=None) -> tuple[WindowSet, list]:
     if ws.y is None:
         raise InputError("the study's data has no labels")
     folds = subject_folds(ws.y, ws.groups, int(spec.get("cv", 5)))
-    return ws, _check_folds(folds, ws.groups, len(ws))
+    return ws, check_folds(folds, ws.groups, len(ws))
 
 
 # --------------------------------------------------------------------------- trials
@@ -324,14 +329,11 @@ def _curves(clf) -> dict:
 
 
 def _val_score(clf) -> float:
+    """Balanced accuracy of the kept epoch on the validation subjects (NaN without
+    validation): what nested selection may look at, never the test folds."""
     rows = clf.history_["finetune"] + clf.history_.get("recover", [])
     vals = [r["val_balanced_accuracy"] for r in rows if "val_balanced_accuracy" in r]
-    if not vals:
-        raise InputError(
-            "tuning needs validation subjects inside each training fold (val_size > 0 and "
-            "at least 4 training subjects)"
-        )
-    return float(max(vals))
+    return float(max(vals)) if vals else float("nan")
 
 
 def _attention_stats(clf, X) -> dict:
@@ -348,60 +350,88 @@ def _attention_stats(clf, X) -> dict:
     return stats
 
 
+def _oof(ws, te, proba) -> dict:
+    """A fold's out-of-fold predictions, compact enough for trial attributes: test window
+    indices, their subjects and class codes, probabilities rounded to 4 decimals."""
+    return {
+        "window": np.asarray(te).tolist(),
+        "subject": ws.groups[te].astype(str).tolist(),
+        "y": ws.y[te].tolist(),
+        "proba": np.round(proba, 4).tolist(),
+    }
+
+
 def _evaluate_cell(
-    ws, folds, params: dict, trial=None, report=None, diagnostics: bool = False
+    ws, folds, params: dict, trial=None, diagnostics: bool = False, fold_ids=None
 ) -> list[dict]:
-    """Fit and score every fold; with ``trial`` report the validation score after each
-    fold for pruning (tuning only); with ``diagnostics`` add attention statistics."""
-    rows, vals = [], []
+    """Fit and score every fold (or those in ``fold_ids``); each row keeps the fold's
+    out-of-fold predictions (``oof``); with ``diagnostics`` attention statistics too."""
+    rows = []
     for k, (tr, te) in enumerate(folds):
-        row, clf = fit_fold(ws, tr, te, params)
+        if fold_ids is not None and k not in fold_ids:
+            continue
+        row, clf, proba = fit_fold(ws, tr, te, params)
         if diagnostics:
             row.update(_attention_stats(clf, ws.X[te]))
-        row = {"fold": k, **row, "curves": _curves(clf)}
-        if report is not None:
-            vals.append(_val_score(clf))
-            row["val_score"] = vals[-1]
-            report.report(float(np.mean(vals)), k)
-            if report.should_prune():
-                raise optuna.TrialPruned()
+        row = {"fold": k, **row, "val_score": _val_score(clf), "curves": _curves(clf)}
+        row["oof"] = _oof(ws, te, proba)
         rows.append(row)
         if trial is not None:
-            trial.set_user_attr("folds_done", k + 1)
+            trial.set_user_attr("folds_done", len(rows))
     return rows
 
 
-def _tune_cell(study, cell: Cell, ws, folds, attrs: dict) -> tuple[list[dict], dict]:
-    """Tune one cell's hyperparameters on validation subjects; returns the test rows and
-    the parameters of the best trial."""
-    name = f"{study.study_name}/tune/{cell.key}"
-    inner = optuna.create_study(
-        storage=study._storage,
-        study_name=name,
-        direction="maximize",
-        load_if_exists=True,
-        sampler=optuna.samplers.TPESampler(seed=cell.seed),
-        pruner=optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0),
-    )
-    spt = cell.config != "scratch"
+def _tune_cell(study, cell: Cell, ws, folds, attrs: dict) -> tuple[list[dict], list[dict]]:
+    """Tune one cell's hyperparameters separately inside each outer fold, on that fold's
+    validation subjects only (nested: a fold's test subjects never influence its
+    choice). Returns the test rows (one per fold, from its best inner trial) and the
+    parameters chosen in each fold."""
+    spt = cell.config.startswith("spt-")
+    rows, chosen = [], []
+    for k in range(len(folds)):
+        inner = optuna.create_study(
+            storage=study._storage,
+            study_name=f"{study.study_name}/tune/{cell.key}/fold{k}",
+            direction="maximize",
+            load_if_exists=True,
+            sampler=optuna.samplers.TPESampler(seed=cell.seed * 1000 + k),
+        )
 
-    def objective(t: optuna.Trial) -> float:
-        p = dict(attrs["params"], **cell.estimator_params())
-        p["lr"] = t.suggest_float("lr", 3e-4, 3e-3, log=True)
-        p["d_model"] = t.suggest_categorical("d_model", [32, 64, 128])
-        if spt:
-            p["mask_ratio"] = t.suggest_float("mask_ratio", 0.15, 0.5)
-            p["pretrain_epochs"] = t.suggest_categorical("pretrain_epochs", [10, 20, 40])
-        rows = _evaluate_cell(ws, folds, p, report=t, diagnostics=attrs.get("diagnostics", False))
-        t.set_user_attr("folds", _jsonable(rows))
-        return float(np.mean([r["val_score"] for r in rows]))
+        def objective(t: optuna.Trial, k=k) -> float:
+            p = cell.estimator_params(attrs["params"])
+            p["lr"] = t.suggest_float("lr", 3e-4, 3e-3, log=True)
+            p["d_model"] = t.suggest_categorical("d_model", [32, 64, 128])
+            if spt:
+                p["mask_ratio"] = t.suggest_float("mask_ratio", 0.15, 0.5)
+                p["pretrain_epochs"] = t.suggest_categorical("pretrain_epochs", [10, 20, 40])
+            (row,) = _evaluate_cell(
+                ws, folds, p, diagnostics=attrs.get("diagnostics", False), fold_ids={k}
+            )
+            if not np.isfinite(row["val_score"]):
+                raise InputError(
+                    "tuning needs validation subjects inside each training fold (val_size "
+                    "> 0 and at least 4 training subjects)"
+                )
+            t.set_user_attr("val_subjects", row["val_subjects"])
+            t.set_user_attr("row", _jsonable(row))
+            return row["val_score"]
 
-    n_done = len(inner.get_trials(states=(TrialState.COMPLETE, TrialState.PRUNED)))
-    remaining = int(attrs["n_trials"]) - n_done
-    if remaining > 0:
-        inner.optimize(objective, n_trials=remaining, catch=(InputError,))
-    best = inner.best_trial
-    return best.user_attrs["folds"], dict(best.params)
+        n_done = len(inner.get_trials(states=(TrialState.COMPLETE,)))
+        remaining = int(attrs["n_trials"]) - n_done
+        if remaining > 0:
+            inner.optimize(objective, n_trials=remaining, catch=(InputError,))
+        best = inner.best_trial
+        # every subject whose validation score took part in this fold's choice
+        seen = {
+            s
+            for t in inner.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+            for s in str(t.user_attrs.get("val_subjects", "")).split()
+        }
+        row = dict(best.user_attrs["row"], tuned_params=dict(best.params))
+        row["selection_subjects"] = " ".join(sorted(seen))
+        rows.append(row)
+        chosen.append(dict(best.params))
+    return rows, chosen
 
 
 def _objective(study, ws, folds, attrs: dict, failed: set[Cell]):
@@ -426,7 +456,7 @@ def _objective(study, ws, folds, attrs: dict, failed: set[Cell]):
                 rows, best = _tune_cell(study, cell, ws, folds, attrs)
                 trial.set_user_attr("tuned_params", _jsonable(best))
             else:
-                params = dict(attrs["params"], **cell.estimator_params())
+                params = cell.estimator_params(attrs["params"])
                 rows = _evaluate_cell(
                     ws, folds, params, trial=trial, diagnostics=attrs.get("diagnostics", False)
                 )
@@ -505,6 +535,7 @@ def run_study(
     maskings: Sequence[str] = STRATEGIES,
     scratch: bool = True,
     alibi: bool = False,
+    scratch_long: bool = True,
     seeds: Sequence[int] = (0,),
     storage: str = "sqlite:///medspt.db",
     study_name: str | None = None,
@@ -534,6 +565,10 @@ def run_study(
         Add the configuration ``scratch-alibi``: label-only training with ALiBi's
         proximity bias instead of learned positions. Does an explicit proximity prior
         close the gap that SPT closes?
+    scratch_long : bool, default=True
+        Add ``scratch-long`` (with ``scratch`` and at least one masking): label-only
+        training for SPT's whole budget (pretraining + fine-tuning epochs, the same
+        number of optimizer steps), the compute-matched control.
     storage : str
         Optuna storage URL: ``sqlite:///file.db`` (default ``sqlite:///medspt.db``), any
         SQLAlchemy URL, or ``journal:file.log`` for several workers without a database.
@@ -543,8 +578,8 @@ def run_study(
         Without tuning: the most cells this call runs (None = until the grid is done).
         With ``tune=True``: tuning trials per cell (default 20).
     tune : bool
-        Tune lr, d_model, mask ratio and pretraining epochs per cell (TPE + median
-        pruning over folds) on validation subjects inside the training folds.
+        Tune lr, d_model, mask ratio and pretraining epochs per cell and per outer fold
+        (TPE), on that fold's validation subjects only (nested).
     cv : int
         Subject-wise folds for data without a protocol.
     window, stride
@@ -588,6 +623,7 @@ def run_study(
             "maskings": list(maskings),
             "scratch": bool(scratch),
             "alibi": bool(alibi),
+            "scratch_long": bool(scratch_long and scratch and len(maskings) > 0),
             "seeds": [int(s) for s in seeds],
         },
         "diagnostics": bool(diagnostics),

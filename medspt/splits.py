@@ -1,0 +1,148 @@
+"""Subject-wise splits: outer folds, the validation subjects inside a training fold, and
+the check that no subject sits on both sides.
+
+Every part of medspt that splits data takes its subjects from here: ``evaluate``, the
+estimator's early stopping, studies, tuning and the tsai baselines, so that a comparison
+between any two of them runs on identical train, validation and test subjects.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.model_selection import GroupKFold, GroupShuffleSplit, StratifiedGroupKFold
+
+from medspt.errors import InputError
+
+__all__ = ["FoldSplit", "subject_folds", "check_folds", "validation_split", "fold_split"]
+
+Fold = tuple[np.ndarray, np.ndarray]
+
+
+def subject_folds(
+    y: np.ndarray, groups: np.ndarray, n_splits: int = 5, random_state: int = 0
+) -> list[Fold]:
+    """Subject-wise folds: ``StratifiedGroupKFold`` (shuffled, seeded), or ``GroupKFold``
+    when stratification is impossible."""
+    n_groups = len(np.unique(groups))
+    if n_splits < 2 or n_splits > n_groups:
+        raise InputError(
+            f"cv={n_splits} folds need between 2 and the number of subjects ({n_groups})"
+        )
+    X0 = np.zeros(len(y))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        try:
+            sgkf = StratifiedGroupKFold(n_splits, shuffle=True, random_state=random_state)
+            folds = list(sgkf.split(X0, y, groups))
+        except ValueError:
+            folds = list(GroupKFold(n_splits).split(X0, y, groups))
+    return folds
+
+
+def check_folds(folds, groups: np.ndarray, n: int, first: int = 0) -> list[Fold]:
+    """Folds as index arrays, each checked: non-empty, within ``n`` windows, and no
+    subject on both sides (``first``: the number of the first fold, for messages)."""
+    out = []
+    for k, (tr, te) in enumerate(folds, start=first):
+        tr, te = np.asarray(tr), np.asarray(te)
+        if len(tr) == 0 or len(te) == 0:
+            raise InputError(f"fold {k} has an empty train or test part")
+        if tr.max(initial=0) >= n or te.max(initial=0) >= n:
+            raise InputError(f"fold {k} has indices beyond the {n} windows")
+        shared = np.intersect1d(groups[tr], groups[te])
+        if len(shared):
+            raise InputError(
+                f"fold {k} puts subject(s) {shared[:5].tolist()} in both train and test; "
+                "folds must be subject-wise"
+            )
+        out.append((tr, te))
+    return out
+
+
+def validation_split(
+    labels: np.ndarray, groups: np.ndarray, val_size: float = 0.2, random_state: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Hold out whole subjects of a training part for early stopping and model selection.
+
+    ``labels`` are class *labels* (names or values, not codes of some other encoding):
+    they are encoded here in sorted order, so any caller that passes the same labels gets
+    the same subjects. One fold of ``StratifiedGroupKFold(round(1 / val_size))`` (seeded)
+    is held out; a split that would lose a class from training falls back to
+    ``GroupShuffleSplit``. ``val_size=0`` or fewer than 4 subjects: no validation.
+
+    Returns
+    -------
+    fit, val : ndarray of int
+        Positions into ``labels``.
+    """
+    labels, groups = np.asarray(labels), np.asarray(groups)
+    n = len(labels)
+    all_idx = np.arange(n)
+    uniq = np.unique(groups)
+    if val_size == 0 or len(uniq) < 4:
+        return all_idx, np.array([], dtype=int)
+    _, y = np.unique(labels, return_inverse=True)
+    n_splits = int(min(max(2, round(1 / val_size)), len(uniq)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            sgkf = StratifiedGroupKFold(n_splits, shuffle=True, random_state=random_state)
+            fit, val = next(sgkf.split(np.zeros(n), y, groups))
+        except ValueError:
+            fit, val = None, None
+    if fit is None or len(np.unique(y[fit])) < len(np.unique(y)):
+        gss = GroupShuffleSplit(1, test_size=val_size, random_state=random_state)
+        fit, val = next(gss.split(np.zeros(n), y, groups))
+    return fit, val
+
+
+@dataclass(frozen=True)
+class FoldSplit:
+    """Window indices of one outer fold and seed: ``fit`` (training windows the model
+    learns from), ``val`` (held-out training subjects), ``test`` (the fold's test part)."""
+
+    fold: int
+    seed: int
+    fit: np.ndarray
+    val: np.ndarray
+    test: np.ndarray
+    groups: np.ndarray
+
+    def subjects(self) -> dict[str, set]:
+        """The subjects of each part: ``{"fit": ..., "val": ..., "test": ...}``."""
+        return {
+            part: set(np.unique(self.groups[getattr(self, part)]).tolist())
+            for part in ("fit", "val", "test")
+        }
+
+
+def fold_split(
+    labels: np.ndarray,
+    groups: np.ndarray,
+    fold: Fold,
+    *,
+    fold_index: int = 0,
+    seed: int = 0,
+    val_size: float = 0.2,
+) -> FoldSplit:
+    """Train, validation and test windows of one outer fold, as every medspt fit uses them.
+
+    Parameters
+    ----------
+    labels : ndarray (N,)
+        Class labels of all windows (``ws.classes[ws.y]`` for a WindowSet).
+    groups : ndarray (N,)
+        Subject of each window.
+    fold : (train_idx, test_idx)
+        One outer fold; training windows are kept in this order (the split depends on it).
+    seed, val_size
+        The estimator's ``random_state`` and ``val_size``.
+    """
+    labels, groups = np.asarray(labels), np.asarray(groups)
+    tr, te = (np.asarray(i) for i in fold)
+    check_folds([(tr, te)], groups, len(groups), first=fold_index)
+    fit, val = validation_split(labels[tr], groups[tr], val_size, seed)
+    return FoldSplit(fold_index, seed, tr[fit], tr[val], te, groups)

@@ -1,0 +1,91 @@
+"""One split, one function: outer folds, validation subjects, and the same subjects in
+medspt's fits and the tsai baselines."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import real_dataset
+
+from medspt import InputError, SPTClassifier, evaluate
+from medspt.splits import check_folds, fold_split, subject_folds, validation_split
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import baselines as bl  # noqa: E402
+
+TINY = dict(d_model=8, n_heads=2, epochs=1, pretrain_epochs=1, patch_len=8, batch_size=256)
+
+
+def _labels(n_sub=12, per=5):
+    # label names whose sorted order differs from the order they first appear in
+    names = np.array(["zeta", "alpha", "mid"])
+    y = np.repeat(names[np.arange(n_sub) % 3], per)
+    groups = np.repeat([f"s{i:02d}" for i in range(n_sub)], per)
+    return y, groups
+
+
+def test_validation_split_holds_out_whole_training_subjects():
+    y, groups = _labels()
+    fit, val = validation_split(y, groups, val_size=0.25, random_state=0)
+    assert len(fit) + len(val) == len(y)
+    assert not set(groups[fit]) & set(groups[val])
+    assert set(y[fit]) == set(y)  # no class lost from training
+    assert len(np.unique(groups[val])) == 3  # a quarter of 12 subjects
+    again = validation_split(y, groups, val_size=0.25, random_state=0)
+    np.testing.assert_array_equal(val, again[1])
+    other = validation_split(y, groups, val_size=0.25, random_state=1)
+    assert not np.array_equal(val, other[1])
+    fit0, val0 = validation_split(y, groups, val_size=0.0)
+    assert len(val0) == 0 and len(fit0) == len(y)
+    few = validation_split(y[:15], groups[:15], val_size=0.5)  # 3 subjects: too few
+    assert len(few[1]) == 0
+
+
+def test_the_estimator_holds_out_exactly_the_split_subjects():
+    y, groups = _labels()
+    X = np.random.default_rng(0).standard_normal((len(y), 2, 16)).astype(np.float32)
+    for seed in (0, 1, 2):
+        clf = SPTClassifier(**TINY, pretrain=False, random_state=seed).fit(X, y, groups)
+        _, val = validation_split(y, groups, 0.2, seed)
+        assert set(clf.validation_subjects_) == set(groups[val])
+    none = SPTClassifier(**TINY, pretrain=False, val_size=0).fit(X, y, groups)
+    assert len(none.validation_subjects_) == 0
+    assert none.best_epoch_["finetune"] == 1  # the kept (last) epoch
+
+
+def test_fold_split_parts_are_disjoint_and_named_by_fold():
+    y, groups = _labels()
+    folds = subject_folds(y, groups, 3)
+    for k, fold in enumerate(folds):
+        split = fold_split(y, groups, fold, fold_index=k, seed=0)
+        parts = split.subjects()
+        assert not parts["fit"] & parts["val"]
+        assert not (parts["fit"] | parts["val"]) & parts["test"]
+        assert parts["fit"] | parts["val"] | parts["test"] == set(groups)
+    tr, te = folds[0]
+    with pytest.raises(InputError, match="fold 4 puts subject"):
+        fold_split(y, groups, (tr, np.append(te, tr[0])), fold_index=4)
+    with pytest.raises(InputError, match="fold 1 has an empty"):
+        check_folds([(tr, te), (tr, np.array([], dtype=int))], groups, len(y))
+
+
+@pytest.mark.parametrize("name,folder", [("GPD-1", "gaitpdb"), ("NE-1", "noneeg")])
+def test_baselines_and_evaluate_use_identical_subjects(name, folder):
+    from medspt.datasets import protocol
+
+    p = protocol(name, real_dataset(folder))
+    ws, folds = p.windows, p.folds
+    labels = ws.classes[ws.y]
+    for k, fold in enumerate(folds):
+        for seed in (0, 1, 2):
+            plan = bl.plan_fold(labels, ws.groups, *fold, k, seed, 0.2)
+            split = fold_split(labels, ws.groups, fold, fold_index=k, seed=seed).subjects()
+            assert set(ws.groups[plan.val]) == split["val"]
+            assert set(ws.groups[plan.fit]) == split["fit"]
+            assert set(ws.groups[plan.test]) == split["test"]
+    # and what a real fit holds out (fold 0, every seed) is that same set
+    res = evaluate(ws, cv=[folds[0]], depths=(1,), maskings=(), seeds=(0, 1, 2), **TINY)
+    for seed, row in res.set_index("seed").iterrows():
+        plan = bl.plan_fold(labels, ws.groups, *folds[0], 0, seed, 0.2)
+        assert set(row["val_subjects"].split()) == set(ws.groups[plan.val])

@@ -1,0 +1,190 @@
+"""Paired statistics over subjects: constructed predictions with known answers."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import accuracy_score, balanced_accuracy_score
+
+from medspt.api import Results, comparison_table, summarize
+from medspt.stats import (
+    bootstrap_ci,
+    compare_folds,
+    compare_subjects,
+    holm,
+    sign_flip_test,
+    subject_scores,
+)
+
+
+def _predictions(n_subjects=40, windows=10, n_classes=2, seed=0, p_correct=0.7, config="a"):
+    """Window-level predictions: subject s has label s % n_classes; each window is right
+    with probability p_correct (a per-subject rate when p_correct is an array)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for s in range(n_subjects):
+        p = p_correct[s] if np.ndim(p_correct) else p_correct
+        y = s % n_classes
+        for w in range(windows):
+            right = rng.random() < p
+            pred = y if right else (y + 1) % n_classes
+            proba = np.full(n_classes, 0.1 / max(1, n_classes - 1))
+            proba[pred] = 0.9
+            rows.append(
+                dict(
+                    config=config,
+                    depth=2,
+                    seed=seed,
+                    fold=s % 5,
+                    window=s * windows + w,
+                    subject=f"S{s:02d}",
+                    y=y,
+                    pred=pred,
+                    **{f"proba_{k}": proba[k] for k in range(n_classes)},
+                )
+            )
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("metric", ["accuracy", "balanced_accuracy"])
+def test_subject_scores_sum_to_the_pooled_metric(metric):
+    rng = np.random.default_rng(1)
+    pred = _predictions(n_subjects=13, windows=7, n_classes=3, p_correct=rng.random(13))
+    # unbalanced classes: drop some windows of class 0
+    pred = pred[~((pred["y"] == 0) & (pred["window"] % 3 == 0))]
+    scores = subject_scores(pred, metric)
+    want = {"accuracy": accuracy_score, "balanced_accuracy": balanced_accuracy_score}[metric]
+    assert scores.sum() == pytest.approx(want(pred["y"], pred["pred"]))
+    assert len(scores) == pred["subject"].nunique()
+
+
+def test_subject_accuracy_scores_count_subjects_right():
+    pred = _predictions(n_subjects=10, windows=5, p_correct=np.r_[np.ones(7), np.zeros(3)])
+    scores = subject_scores(pred, "subject_accuracy")
+    assert scores.sum() == pytest.approx(0.7)
+    assert set(scores.round(6)) == {0.0, 0.1}
+
+
+def test_subject_accuracy_refuses_subjects_with_several_labels():
+    pred = _predictions(n_subjects=4, windows=4)
+    pred.loc[pred.index[0], "y"] = 1 - pred.loc[pred.index[0], "y"]
+    with pytest.raises(ValueError, match="one label per subject"):
+        subject_scores(pred, "subject_accuracy")
+
+
+def test_identical_models_give_p_one_and_a_zero_interval():
+    a = _predictions(seed=0)
+    res = compare_subjects(a, a.assign(config="b"))
+    assert res["p_value"] == 1.0
+    assert res["diff"] == 0.0
+    assert res["ci_low"] == res["ci_high"] == 0.0
+    assert res["n_subjects"] == 40
+
+
+def test_a_constant_shift_over_40_subjects_is_significant():
+    # b misses exactly one more window per subject than a: a shift every subject shares
+    a = _predictions(p_correct=np.ones(40), windows=10)
+    b = a.copy()
+    first = b.groupby("subject").head(1).index
+    b.loc[first, "pred"] = 1 - b.loc[first, "y"]
+    res = compare_subjects(a, b, "accuracy")
+    assert res["diff"] == pytest.approx(0.1)
+    assert res["p_value"] < 0.01
+    assert res["ci_low"] > 0
+    assert res["ci_low"] == pytest.approx(0.1) == res["ci_high"]  # no spread at all
+    # noise of the same size that cancels out is not significant
+    c = a.copy()
+    half = first[::2]
+    c.loc[half, "pred"] = 1 - c.loc[half, "y"]
+    d = a.copy()
+    d.loc[first[1::2], "pred"] = 1 - d.loc[first[1::2], "y"]
+    assert compare_subjects(c, d, "accuracy")["p_value"] > 0.5
+
+
+def test_seed_copies_of_one_fold_cannot_shrink_the_p_value():
+    rng = np.random.default_rng(3)
+    a = _predictions(n_subjects=12, p_correct=rng.uniform(0.5, 0.9, 12), seed=0)
+    b = _predictions(n_subjects=12, p_correct=rng.uniform(0.4, 0.8, 12), seed=0, config="b")
+    one = compare_subjects(a, b)
+    three = compare_subjects(
+        pd.concat([a.assign(seed=s) for s in range(3)]),
+        pd.concat([b.assign(seed=s) for s in range(3)]),
+    )
+    assert three["p_value"] == pytest.approx(one["p_value"])
+    assert three["diff"] == pytest.approx(one["diff"])
+    # fold level: the same for seeds of the same folds
+    fa = pd.DataFrame({"fold": range(5), "seed": 0, "m": [0.7, 0.72, 0.69, 0.75, 0.71]})
+    fb = fa.assign(m=fa["m"] - [0.01, 0.03, 0.02, 0.04, 0.01])
+    p1 = compare_folds(fa, fb, "m")["p_value"]
+    p3 = compare_folds(
+        pd.concat([fa.assign(seed=s) for s in range(3)]),
+        pd.concat([fb.assign(seed=s) for s in range(3)]),
+        "m",
+    )["p_value"]
+    assert p1 == p3 == pytest.approx(2 / 32)  # five folds, all one sign: the floor
+
+
+def test_sign_flip_test_exact_and_monte_carlo():
+    assert sign_flip_test(np.array([1.0, 1.0, 1.0])) == pytest.approx(2 / 8)
+    assert sign_flip_test(np.zeros(6)) == 1.0
+    assert np.isnan(sign_flip_test(np.array([1.0])))
+    d = np.r_[np.ones(30), -np.ones(2)] * 0.1
+    p = sign_flip_test(d, n_resamples=5000)
+    assert 0 < p < 1e-3
+    sym = np.r_[np.ones(15), -np.ones(15)]
+    assert sign_flip_test(sym) > 0.9
+
+
+def test_bootstrap_interval_covers_the_sum_and_is_seeded():
+    d = np.random.default_rng(0).normal(0.01, 0.02, 50)
+    lo, hi = bootstrap_ci(d)
+    assert lo < d.sum() < hi
+    assert (lo, hi) == bootstrap_ci(d)
+    assert hi - lo == pytest.approx(2 * 1.96 * d.std(ddof=1) * np.sqrt(50), rel=0.15)
+
+
+def test_holm_matches_its_definition():
+    p = [0.01, 0.04, 0.03, np.nan, 0.5]
+    adj = holm(p)
+    assert np.isnan(adj[3])
+    np.testing.assert_allclose(adj[[0, 2, 1, 4]], [0.04, 0.09, 0.09, 0.5])
+    assert (holm([0.2, 0.3]) == [0.4, 0.4]).all()
+    assert (holm([0.9, 0.8, 0.7]) <= 1).all()
+
+
+def _results(pred_a, pred_b):
+    rows = []
+    for frame in (pred_a, pred_b):
+        for (c, s, f), g in frame.groupby(["config", "seed", "fold"]):
+            rows.append(
+                dict(
+                    config=c,
+                    depth=2,
+                    seed=s,
+                    fold=f,
+                    balanced_accuracy=balanced_accuracy_score(g["y"], g["pred"]),
+                )
+            )
+    res = Results(rows)
+    res.predictions = pd.concat([pred_a, pred_b], ignore_index=True)
+    return res
+
+
+def test_summarize_tests_over_subjects_and_corrects_for_multiplicity():
+    a = _predictions(config="scratch", p_correct=0.6, seed=0)
+    b = _predictions(config="spt-span", p_correct=0.9, seed=0)
+    res = _results(a, b)
+    table = summarize(res)
+    row = table[table["config"] == "spt-span"].iloc[0]
+    assert row["test"] == "subjects" and row["n_pairs"] == 40
+    assert row["subject_gain"] == pytest.approx(
+        balanced_accuracy_score(b["y"], b["pred"]) - balanced_accuracy_score(a["y"], a["pred"])
+    )
+    assert row["p_value"] < 0.001 and row["ci_low"] > 0.15
+    # without predictions the test falls back to the 5 folds
+    plain = summarize(pd.DataFrame(res))
+    prow = plain[plain["config"] == "spt-span"].iloc[0]
+    assert prow["test"] == "folds" and prow["n_pairs"] == 5
+    assert prow["p_value"] == pytest.approx(2 / 32)
+    comp = comparison_table(res)
+    assert list(comp["versus"]) == ["scratch"]
+    assert comp["p_holm"].iloc[0] == pytest.approx(comp["subject_p"].iloc[0])
