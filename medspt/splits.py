@@ -12,7 +12,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.model_selection import GroupKFold, GroupShuffleSplit, StratifiedGroupKFold
+from sklearn.model_selection import GroupShuffleSplit, StratifiedGroupKFold
 
 from medspt.errors import InputError
 
@@ -24,22 +24,18 @@ Fold = tuple[np.ndarray, np.ndarray]
 def subject_folds(
     y: np.ndarray, groups: np.ndarray, n_splits: int = 5, random_state: int = 0
 ) -> list[Fold]:
-    """Subject-wise folds: ``StratifiedGroupKFold`` (shuffled, seeded), or ``GroupKFold``
-    when stratification is impossible."""
+    """Subject-wise folds: ``StratifiedGroupKFold`` (shuffled, seeded); stratification is
+    approximate where a class has fewer subjects than folds."""
     n_groups = len(np.unique(groups))
     if n_splits < 2 or n_splits > n_groups:
         raise InputError(
             f"cv={n_splits} folds need between 2 and the number of subjects ({n_groups})"
         )
-    X0 = np.zeros(len(y))
     with warnings.catch_warnings():
+        # a class with fewer subjects than folds only makes stratification approximate
         warnings.simplefilter("ignore", UserWarning)
-        try:
-            sgkf = StratifiedGroupKFold(n_splits, shuffle=True, random_state=random_state)
-            folds = list(sgkf.split(X0, y, groups))
-        except ValueError:
-            folds = list(GroupKFold(n_splits).split(X0, y, groups))
-    return folds
+        sgkf = StratifiedGroupKFold(n_splits, shuffle=True, random_state=random_state)
+        return list(sgkf.split(np.zeros(len(y)), y, groups))
 
 
 def check_folds(folds, groups: np.ndarray, n: int, first: int = 0) -> list[Fold]:

@@ -188,3 +188,72 @@ def test_summarize_tests_over_subjects_and_corrects_for_multiplicity():
     comp = comparison_table(res)
     assert list(comp["versus"]) == ["scratch"]
     assert comp["p_holm"].iloc[0] == pytest.approx(comp["subject_p"].iloc[0])
+
+
+def test_fold_interval_is_the_t_interval_of_seed_averaged_fold_differences():
+    from scipy import stats
+
+    fa = pd.DataFrame({"fold": [0, 0, 1, 1, 2, 2], "seed": [0, 1] * 3})
+    fa["m"] = [0.70, 0.72, 0.60, 0.62, 0.80, 0.84]
+    fb = fa.assign(m=[0.65, 0.65, 0.61, 0.61, 0.70, 0.70])
+    res = compare_folds(fa, fb, "m")
+    d = np.array([0.71 - 0.65, 0.61 - 0.61, 0.82 - 0.70])
+    half = stats.t.ppf(0.975, 2) * d.std(ddof=1) / np.sqrt(3)
+    assert res["diff"] == pytest.approx(d.mean())
+    assert res["ci_low"] == pytest.approx(d.mean() - half)
+    assert res["ci_high"] == pytest.approx(d.mean() + half)
+    assert res["n_folds"] == 3
+    assert res["p_value"] == pytest.approx(sign_flip_test(d))
+    # a constant difference has no spread: the interval is the point
+    two = fa[fa.fold < 2]
+    same = compare_folds(two, two.assign(m=two["m"] - 0.01), "m")
+    assert same["ci_low"] == pytest.approx(0.01) == same["ci_high"]
+    spread = compare_folds(two, fb[fb.fold < 2], "m")  # two folds still get a t interval
+    assert spread["ci_low"] < spread["diff"] < spread["ci_high"]
+    assert np.isnan(compare_folds(fa[fa.fold == 0], fb[fb.fold == 0], "m")["ci_low"])
+
+
+def test_monte_carlo_p_matches_the_binomial_answer():
+    from scipy.stats import binom
+
+    # equal magnitudes: |sum| = |2K - n| with K ~ Binomial(n, 1/2), ties included
+    d = np.r_[np.ones(20), -np.ones(10)]
+    exact = binom.sf(19, 30, 0.5) + binom.cdf(10, 30, 0.5)  # P(K >= 20) + P(K <= 10)
+    p = sign_flip_test(d, n_resamples=7_000, seed=1)  # draws in chunks of 5,000
+    assert p == pytest.approx(exact, abs=0.012)
+    assert sign_flip_test(d, n_resamples=2_000, seed=1) == sign_flip_test(d, 2_000, seed=1)
+    # nothing as extreme in 20,000 draws: the smallest p the draws allow
+    assert sign_flip_test(np.ones(40), n_resamples=20_000) == pytest.approx(1 / 20_001)
+    assert sign_flip_test(np.array([0.5, 0.2])) == pytest.approx(0.5)
+    assert sign_flip_test(np.array([0.5, -0.2])) == pytest.approx(1.0)
+
+
+def test_bootstrap_interval_is_the_percentile_interval_of_resampled_sums():
+    d = np.random.default_rng(4).normal(0.0, 1.0, 12)
+    rng = np.random.default_rng(7)
+    sums = d[rng.integers(0, 12, size=(3000, 12))].sum(axis=1)
+    want = np.quantile(sums, [0.05, 0.95])
+    got = bootstrap_ci(d, n_resamples=3000, seed=7, level=0.90)
+    np.testing.assert_allclose(got, want)
+    assert np.isfinite(bootstrap_ci(np.array([0.1, 0.3]))).all()
+    assert np.isnan(bootstrap_ci(np.array([0.1]))).all()
+
+
+def test_subject_scores_are_named_and_indexed_by_subject():
+    pred = _predictions(n_subjects=6, windows=3)
+    for metric in ("accuracy", "balanced_accuracy", "subject_accuracy"):
+        scores = subject_scores(pred, metric)
+        assert scores.name == metric
+        assert sorted(scores.index) == [f"S{s:02d}" for s in range(6)]
+    with pytest.raises(ValueError, match="metric must be one of"):
+        subject_scores(pred, "macro_f1")
+
+
+def test_subject_comparison_is_reproducible_and_uses_the_metric_asked_for():
+    a = _predictions(n_subjects=30, seed=1)  # over 20 subjects: Monte Carlo p
+    b = _predictions(n_subjects=30, seed=2, config="b")
+    assert compare_subjects(a, b) == compare_subjects(a, b)
+    a3 = a[~((a["y"] == 0) & (a["window"] % 2 == 0))]  # unbalanced classes
+    res = compare_subjects(a3, b, "accuracy")
+    assert res["metric_a"] == pytest.approx(accuracy_score(a3["y"], a3["pred"]))
+    assert res["metric_a"] != pytest.approx(balanced_accuracy_score(a3["y"], a3["pred"]))

@@ -101,3 +101,19 @@ def test_default_monitor_is_balanced_accuracy_with_loss_tiebreak():
     )
     keys = [(-round(h["val_balanced_accuracy"], 6), h["val_loss"]) for h in hist]
     assert best == keys.index(min(keys)) + 1
+
+
+def test_without_validation_the_kept_epoch_is_the_last_one():
+    from medspt.training import _fit_loop
+
+    model = torch.nn.Linear(2, 1)
+    losses = iter([3.0, 1.0, 2.0, 5.0])  # lowest training loss in epoch 2
+
+    def step(idx, gen):
+        return model(torch.ones(len(idx), 2)).sum() * 0 + next(losses)
+
+    cfg = TrainConfig(epochs=4, batch_size=8, verbose=False)
+    history, kept = _fit_loop(model, list(model.parameters()), step, None, 8, cfg, "t")
+    assert [r["train_loss"] for r in history] == [3.0, 1.0, 2.0, 5.0]
+    assert kept == 4  # the final weights are the ones kept, so the last epoch is reported
+    assert [r["steps"] for r in history] == [1, 1, 1, 1]
