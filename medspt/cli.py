@@ -70,6 +70,12 @@ def _add_model_args(p: argparse.ArgumentParser, grid: bool = False) -> None:
         p.add_argument("--masking", default="span", choices=DEMO_MASKINGS)
     p.add_argument("--mask-ratio", type=float, default=0.15)
     p.add_argument("--mean-span", type=float, default=3.0)
+    p.add_argument(
+        "--mask-unit",
+        default="step",
+        choices=("step", "token"),
+        help="hide single time steps (the SPT paper) or whole patch tokens",
+    )
     p.add_argument("--pretrain-epochs", type=int, default=20)
     p.add_argument("--epochs", type=int, default=30)
     p.add_argument(
@@ -108,6 +114,7 @@ def _model_params(a) -> dict:
         patch_len=a.patch_len,
         mask_ratio=a.mask_ratio,
         mean_span=a.mean_span,
+        mask_unit=a.mask_unit,
         pretrain_epochs=a.pretrain_epochs,
         epochs=a.epochs,
         attention=a.attention,

@@ -98,6 +98,12 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         What is hidden during pretraining (see :mod:`medspt.masking`).
     mask_ratio : float, default=0.15
         Expected fraction of values hidden, strictly between 0 and 1.
+    mask_unit : {"step", "token"}, default="step"
+        What a mask hides: single time steps (the SPT paper's setting), or whole patch
+        tokens (``patch_len`` steps; ``mean_span`` then counts tokens). Step-level masks
+        inside a patch are mostly interpolation, since the patch embedding sees the
+        hidden step's visible neighbours; token masks make the encoder predict what it
+        cannot see at all.
     mean_span : float, default=3.0
         Mean length (in steps) of hidden spans / blocks.
     channel_groups : list or dict, optional
@@ -179,6 +185,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         pretrain: bool = True,
         masking="span",
         mask_ratio: float = 0.15,
+        mask_unit: str = "step",
         mean_span: float = 3.0,
         channel_groups=None,
         pretrain_epochs: int = 20,
@@ -212,6 +219,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         self.pretrain = pretrain
         self.masking = masking
         self.mask_ratio = mask_ratio
+        self.mask_unit = mask_unit
         self.mean_span = mean_span
         self.channel_groups = channel_groups
         self.pretrain_epochs = pretrain_epochs
@@ -303,6 +311,15 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             f"normalize must be True, 'channel', 'window' or False, got {self.normalize!r}",
         )
         need(self.mean_span >= 1, f"mean_span must be >= 1 step, got {self.mean_span!r}")
+        need(
+            self.mask_unit in ("step", "token"),
+            f"mask_unit must be 'step' or 'token', got {self.mask_unit!r}",
+        )
+        need(
+            self.mask_unit == "step" or not callable(self.masking),
+            "mask_unit='token' needs a named masking strategy; a callable draws its own "
+            "step-level mask",
+        )
         need(self.lr > 0, f"lr must be positive, got {self.lr!r}")
         need(self.weight_decay >= 0, f"weight_decay must be >= 0, got {self.weight_decay!r}")
         need(0 <= self.warmup < 1, f"warmup must lie in [0, 1), got {self.warmup!r}")
@@ -480,6 +497,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
                 masking=self.masking,
                 mask_ratio=float(self.mask_ratio),
                 mean_span=float(self.mean_span),
+                token_len=int(self.patch_len) if self.mask_unit == "token" else None,
                 channel_groups=channel_groups,
                 config=TrainConfig(epochs=epochs, **train_kw),
             )

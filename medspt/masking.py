@@ -278,7 +278,9 @@ def _block_mask(shape, ratio, mean_span, generator, device) -> torch.Tensor:
     return rows[:, None, :].expand(b, c, t).contiguous()  # same time steps in every channel
 
 
-def _channel_mask(shape, ratio, groups, generator, device) -> torch.Tensor:
+def _channel_mask(
+    shape, ratio, groups, generator, device, at_least_one: bool = False
+) -> torch.Tensor:
     b, c, t = shape
     group_of = torch.full((c,), -1, dtype=torch.long)  # (C,) group id of each channel
     for g, idx in enumerate(groups or []):
@@ -296,6 +298,11 @@ def _channel_mask(shape, ratio, groups, generator, device) -> torch.Tensor:
     pick = (_uniform((b,), generator, device) * n_groups).long().clamp_(max=n_groups - 1)  # (B,)
     reveal = torch.nn.functional.one_hot(pick, n_groups).bool() & all_hidden[:, None]  # (B, G)
     hidden &= ~reveal
+    if at_least_one and n_groups > 1:
+        # a window that hides nothing teaches nothing: hide one random group instead
+        none_hidden = ~hidden.any(dim=1)  # (B,)
+        pick = (_uniform((b,), generator, device) * n_groups).long().clamp_(max=n_groups - 1)
+        hidden |= torch.nn.functional.one_hot(pick, n_groups).bool() & none_hidden[:, None]
     return hidden[:, group_of][:, :, None].expand(b, c, t).contiguous()  # (B, C, T)
 
 
@@ -375,6 +382,7 @@ def make_mask(
     valid: torch.Tensor | None = None,
     generator: torch.Generator | None = None,
     device: torch.device | str | None = None,
+    token_len: int | None = None,
 ) -> torch.Tensor:
     """Draw a pretraining mask (``True`` = hidden) for a batch of shape ``(B, C, T)``.
 
@@ -416,6 +424,13 @@ def make_mask(
         device than ``device`` (random numbers are drawn on its device and moved).
     device
         Device of the mask; defaults to ``valid.device``, else the CPU.
+    token_len
+        Draw the mask on the token grid of a model with patches of ``token_len`` steps and
+        hide whole tokens: ``random`` whole tokens of a channel, ``span`` and ``block`` runs
+        of tokens (``mean_span`` then counts tokens), ``channel`` whole channels with at
+        least one group hidden in every window (when there are 2 or more). A step-level mask
+        inside a patch token is mostly interpolation: the patch embedding sees the hidden
+        step's visible neighbours. None (default): step-level masks.
 
     Returns
     -------
@@ -450,16 +465,29 @@ def make_mask(
         device = valid.device if valid is not None else torch.device("cpu")
     device = torch.device(device)
 
+    if token_len is not None:
+        if isinstance(token_len, bool) or not isinstance(token_len, int) or token_len < 1:
+            raise InputError(
+                f"token_len must be a positive int (the patch length), got {token_len!r}"
+            )
+        if callable(strategy):
+            raise InputError(
+                "token_len works with the named strategies; a callable strategy draws its own "
+                "mask at the step level"
+            )
+    grid = shape if token_len is None else (shape[0], shape[1], -(-shape[2] // token_len))
     if callable(strategy):
         mask = _check_user_mask(strategy(shape, generator), strategy, shape, device)
     elif strategy == "random":
-        mask = _random_mask(shape, ratio, generator, device)
+        mask = _random_mask(grid, ratio, generator, device)
     elif strategy == "span":
-        mask = _span_mask(shape, ratio, mean_span, generator, device)
+        mask = _span_mask(grid, ratio, mean_span, generator, device)
     elif strategy == "block":
-        mask = _block_mask(shape, ratio, mean_span, generator, device)
+        mask = _block_mask(grid, ratio, mean_span, generator, device)
     else:  # "channel"
-        mask = _channel_mask(shape, ratio, groups, generator, device)
+        mask = _channel_mask(grid, ratio, groups, generator, device, token_len is not None)
+    if token_len is not None:  # (B, C, n_tokens) -> (B, C, T): every step of a token alike
+        mask = mask.repeat_interleave(token_len, dim=2)[:, :, : shape[2]]
 
     if valid is not None:
         mask = mask & valid.to(device=device, dtype=torch.bool)  # never hide padding / NaN

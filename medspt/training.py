@@ -163,6 +163,7 @@ def pretrain(
     mean_span: float = 3.0,
     channel_groups: list[list[int]] | None = None,
     config: TrainConfig | None = None,
+    token_len: int | None = None,
 ) -> tuple[list[dict], int]:
     """Train the encoder to reconstruct hidden values of its own training windows.
 
@@ -173,8 +174,8 @@ def pretrain(
         Normalized training windows (NaN = missing; never part of the loss).
     X_val : Tensor, optional
         Windows whose reconstruction loss (with fixed masks) drives early stopping.
-    masking, mask_ratio, mean_span, channel_groups
-        See :func:`medspt.masking.make_mask`.
+    masking, mask_ratio, mean_span, channel_groups, token_len
+        See :func:`medspt.masking.make_mask` (``token_len``: hide whole patch tokens).
 
     Returns
     -------
@@ -186,7 +187,9 @@ def pretrain(
     dev = resolve_device(cfg.device)
     model.to(dev)
     X = X.to(dev)
-    mask_kw = dict(ratio=mask_ratio, mean_span=mean_span, channel_groups=channel_groups)
+    mask_kw = dict(
+        ratio=mask_ratio, mean_span=mean_span, channel_groups=channel_groups, token_len=token_len
+    )
 
     def hide_for(xb: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
         m = make_mask(

@@ -154,3 +154,20 @@ def test_predict_checks_channels_and_length(arrays):
         clf.predict(X[:, :2])
     with pytest.raises(ValueError, match="windows of 16 steps, but the model was fitted on 32"):
         clf.predict(X[:, :, :16])
+
+
+def test_token_masks_in_pretraining_and_their_errors(arrays, tmp_path):
+    X, y, groups = arrays
+    clf = SPTClassifier(**FAST, mask_unit="token", masking="block", mask_ratio=0.4)
+    clf.fit(X, y, groups)
+    assert clf.history_["pretrain"][-1]["val_loss"] > 0
+    path = tmp_path / "m.safetensors"
+    clf.save(path)
+    from medspt import load
+    from medspt.errors import InputError
+
+    assert load(path).get_params()["mask_unit"] == "token"
+    with pytest.raises(InputError, match="mask_unit must be 'step' or 'token'"):
+        SPTClassifier(**FAST, mask_unit="patch").fit(X, y, groups)
+    with pytest.raises(InputError, match="needs a named masking strategy"):
+        SPTClassifier(**FAST, mask_unit="token", masking=lambda s, g: None).fit(X, y, groups)

@@ -281,3 +281,60 @@ def test_resolve_channel_groups_errors():
         resolve_channel_groups([["ecg"], [0]], chans)
     with pytest.raises(ValueError, match="list of channel names"):
         resolve_channel_groups(["ecg"], chans)
+
+
+# ------------------------------------------------------------------ token-level masks
+
+
+@pytest.mark.parametrize("strategy", ["random", "span", "block", "channel"])
+@pytest.mark.parametrize("T", [240, 237])  # a last token shorter than the patch
+def test_token_masks_hide_whole_tokens(strategy, T):
+    P = 8
+    g = torch.Generator().manual_seed(0)
+    m = make_mask((64, 5, T), strategy, ratio=0.4, mean_span=2, token_len=P, generator=g)
+    assert m.shape == (64, 5, T)
+    n_tok = -(-T // P)
+    padded = torch.nn.functional.pad(m, (0, n_tok * P - T), value=False)
+    tok = padded.view(64, 5, n_tok, P)
+    full = tok[..., : T - (n_tok - 1) * P] if T % P else tok
+    # no hidden value shares a token with a visible value of its channel
+    assert bool((full.all(-1) | ~full.any(-1)).all())
+    assert bool((tok[:, :, :-1].all(-1) | ~tok[:, :, :-1].any(-1)).all())
+
+
+@pytest.mark.parametrize("strategy", ["random", "span", "block"])
+@pytest.mark.parametrize("ratio", [0.3, 0.5])
+def test_token_masks_keep_the_ratio(strategy, ratio):
+    g = torch.Generator().manual_seed(1)
+    m = make_mask((512, 4, 240), strategy, ratio=ratio, mean_span=2, token_len=8, generator=g)
+    assert float(m.float().mean()) == pytest.approx(ratio, abs=0.03)
+
+
+def test_token_span_runs_count_tokens():
+    g = torch.Generator().manual_seed(2)
+    m = make_mask((256, 2, 400), "span", ratio=0.4, mean_span=3, token_len=10, generator=g)
+    tok = m[:, :, ::10].reshape(-1, 40).int()  # one value per token
+    starts = (tok[:, 1:] > tok[:, :-1]).sum() + tok[:, 0].sum()
+    assert float(tok.sum() / starts) == pytest.approx(3.0, rel=0.15)
+
+
+def test_token_channel_masks_hide_at_least_one_channel_in_every_window():
+    g = torch.Generator().manual_seed(3)
+    m = make_mask((2000, 5, 240), "channel", ratio=0.15, token_len=8, generator=g)
+    per_channel = m.all(dim=2)  # (B, C): whole channels only
+    assert bool((m.any(dim=2) == per_channel).all())
+    assert bool(per_channel.any(dim=1).all())  # at least one hidden channel in every window
+    assert not bool(per_channel.all(dim=1).any())  # and never all of them
+    step = make_mask((2000, 5, 240), "channel", ratio=0.15, generator=g)
+    assert not bool(step.any(dim=2).any(dim=1).all())  # the paper's masks may hide none
+
+
+def test_token_masks_respect_valid_and_refuse_callables():
+    valid = torch.ones(8, 3, 64, dtype=torch.bool)
+    valid[:, :, 50:] = False
+    m = make_mask((8, 3, 64), "random", ratio=0.5, token_len=8, valid=valid)
+    assert not bool(m[:, :, 50:].any())
+    with pytest.raises(InputError, match="token_len must be a positive int"):
+        make_mask((8, 3, 64), "random", token_len=0)
+    with pytest.raises(InputError, match="callable strategy"):
+        make_mask((8, 3, 64), lambda shape, gen: torch.zeros(shape, dtype=torch.bool), token_len=8)

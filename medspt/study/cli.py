@@ -30,6 +30,7 @@ def _model_params(a) -> dict:
         "lr",
         "mask_ratio",
         "mean_span",
+        "mask_unit",
         "device",
     ):
         v = getattr(a, name)
@@ -174,6 +175,7 @@ def add_study_parser(subparsers) -> argparse.ArgumentParser:
         ("lr", float),
         ("mask-ratio", float),
         ("mean-span", float),
+        ("mask-unit", str),
         ("device", str),
     ):
         q.add_argument(
