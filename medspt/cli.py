@@ -93,9 +93,10 @@ def _add_model_args(p: argparse.ArgumentParser, grid: bool = False) -> None:
     p.add_argument(
         "--normalize",
         default="channel",
-        choices=("channel", "window", "none"),
+        choices=("channel", "window", "instance", "none"),
         help="channel: standardize with training statistics; window: also subtract each "
-        "window's own mean per channel (removes per-subject offsets)",
+        "window's own mean per channel (removes per-subject offsets); instance: also "
+        "standardize each window inside the model by the values it may see (RevIN)",
     )
     p.add_argument("--device", default="auto")
     if not grid:

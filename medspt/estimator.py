@@ -129,13 +129,17 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         Weight the loss by inverse class frequency.
     linear_probe : bool, default=False
         After pretraining, train only the classification head.
-    normalize : {True, "channel", "window", False}, default=True
+    normalize : {True, "channel", "window", "instance", False}, default=True
         True or ``"channel"``: standardize each channel with statistics of the training
         windows (NaN ignored). ``"window"``: first subtract each window's own mean per
         channel, then scale each channel by the training windows' spread. This removes
         offsets that differ between subjects (baseline skin conductance, body weight on a
         force sensor) and keeps the dynamics; ``benchmarks/results/paper_table.md``
-        compares both on the real protocols. False: raw values.
+        compares both on the real protocols. ``"instance"``: the channel scaling, then
+        inside the model every window is standardized per channel (RevIN-style) by the
+        mean and std of the values the model may see; during pretraining the hidden values
+        are left out of those statistics (so they leak neither level nor spread) and the
+        reconstruction is scored in that normalized space. False: raw values.
     device : str, default="auto"
         "auto", "cpu", "cuda" or "cuda:1".
     random_state : int, default=0
@@ -306,9 +310,10 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             f"got {self.mask_ratio!r}",
         )
         need(
-            self.normalize in (True, False, "channel", "window")
+            self.normalize in (True, False, "channel", "window", "instance")
             and isinstance(self.normalize, (bool, str)),
-            f"normalize must be True, 'channel', 'window' or False, got {self.normalize!r}",
+            "normalize must be True, 'channel', 'window', 'instance' or False, got "
+            f"{self.normalize!r}",
         )
         need(self.mean_span >= 1, f"mean_span must be >= 1 step, got {self.mean_span!r}")
         need(
@@ -466,6 +471,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             pooling=self.pooling,
             attention=self.attention,
             attention_options=self.attention_options,
+            instance_norm=self.normalize == "instance",
         )
         cfg.validate()
         torch.manual_seed(seed)

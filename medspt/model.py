@@ -49,6 +49,9 @@ class ModelConfig:
     attention: str = "full"
     attention_options: dict | None = None  # keyword arguments of the attention module
     mlp_ratio: int = 4
+    # RevIN-style: every window standardized per channel by the statistics of the values
+    # the model may see (observed and not hidden), so hidden values leak nothing
+    instance_norm: bool = False
 
     @property
     def attention_dropout(self) -> float:
@@ -328,6 +331,7 @@ class SPTTransformer(nn.Module):
         # the fused attention kernels are fastest without a mask: pass one only if needed
         key_padding = pad_tok if bool(pad_tok.any()) else None
         hide = missing if hidden is None else (hidden | missing)
+        x = self.instance_normalize(x, hidden)
         vals = torch.where(hide, torch.zeros((), dtype=x.dtype, device=x.device), x)
         inp = torch.cat([vals, hide.to(x.dtype)], dim=1)  # (B, 2C, T)
         pad = n_p * P - T
@@ -346,8 +350,30 @@ class SPTTransformer(nn.Module):
         h = self.ln_f(h)  # (B, N, D)
         return (h, pad_tok) if return_padding else h
 
+    def instance_normalize(
+        self, x: torch.Tensor, hidden: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """``x (B, C, T)`` standardized per window and channel by the mean and std of its
+        visible values (observed, not ``hidden``), with ``instance_norm``; else ``x``.
+
+        A channel with fewer than 2 visible values (hidden whole by channel masking) keeps
+        its values: its level cannot be known from what the model sees."""
+        if not self.config.instance_norm:
+            return x
+        seen = ~torch.isnan(x) if hidden is None else ~torch.isnan(x) & ~hidden  # (B, C, T)
+        n = seen.sum(-1, keepdim=True)  # (B, C, 1)
+        zero = torch.zeros((), dtype=x.dtype, device=x.device)
+        mean = torch.where(seen, x, zero).sum(-1, keepdim=True) / n.clamp_min(1)
+        var = torch.where(seen, (x - mean) ** 2, zero).sum(-1, keepdim=True) / n.clamp_min(1)
+        std = torch.sqrt(var + 1e-5)
+        few = n < 2
+        mean = torch.where(few, zero, mean)
+        std = torch.where(few, torch.ones((), dtype=x.dtype, device=x.device), std)
+        return (x - mean) / std
+
     def reconstruct(self, x: torch.Tensor, hidden: torch.Tensor | None = None) -> torch.Tensor:
-        """Predicted values ``(B, C, T)`` for every entry (trained on hidden ones)."""
+        """Predicted values ``(B, C, T)`` for every entry (trained on hidden ones); with
+        ``instance_norm`` in the space of :meth:`instance_normalize` ``(x, hidden)``."""
         cfg = self.config
         B, C, T = x.shape
         h = self.encode(x, hidden)

@@ -200,7 +200,9 @@ def pretrain(
     def step(idx, gen):
         xb = X[idx.to(dev)]
         hidden = hide_for(xb, gen)
-        return masked_mse(model.reconstruct(xb, hidden), xb, hidden)
+        # with instance normalization the target lives in the visible values' scale
+        target = model.instance_normalize(xb, hidden)
+        return masked_mse(model.reconstruct(xb, hidden), target, hidden)
 
     eval_fn = None
     if X_val is not None and len(X_val):
@@ -213,7 +215,7 @@ def pretrain(
                 float(
                     masked_mse(
                         model.reconstruct(X_val[i * 512 : (i + 1) * 512], h),
-                        X_val[i * 512 : (i + 1) * 512],
+                        model.instance_normalize(X_val[i * 512 : (i + 1) * 512], h),
                         h,
                     )
                 )

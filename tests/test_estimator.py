@@ -75,12 +75,14 @@ def test_window_normalization_removes_each_windows_offsets(arrays, tmp_path):
     np.testing.assert_array_equal(back.predict_proba(X + offsets), clf.predict_proba(X + offsets))
 
 
-@pytest.mark.parametrize("bad", ["instance", 1, None])
+@pytest.mark.parametrize("bad", ["revin", 1, None])
 def test_bad_normalize_is_named(arrays, bad):
     from medspt.errors import InputError
 
     X, y, groups = arrays
-    with pytest.raises(InputError, match=r"normalize must be True, 'channel', 'window' or False"):
+    with pytest.raises(
+        InputError, match=r"normalize must be True, 'channel', 'window', 'instance' or False"
+    ):
         SPTClassifier(**FAST, normalize=bad).fit(X, y, groups=groups)
 
 
@@ -171,3 +173,20 @@ def test_token_masks_in_pretraining_and_their_errors(arrays, tmp_path):
         SPTClassifier(**FAST, mask_unit="patch").fit(X, y, groups)
     with pytest.raises(InputError, match="needs a named masking strategy"):
         SPTClassifier(**FAST, mask_unit="token", masking=lambda s, g: None).fit(X, y, groups)
+
+
+def test_instance_normalization_fits_and_is_stored(arrays, tmp_path):
+    from medspt import load
+
+    X, y, groups = arrays
+    clf = SPTClassifier(**FAST, normalize="instance").fit(X * 10 + 3, y, groups)
+    assert clf.model_.config.instance_norm
+    path = tmp_path / "i.safetensors"
+    clf.save(path)
+    again = load(path)
+    assert again.model_.config.instance_norm
+    np.testing.assert_allclose(again.predict_proba(X * 10 + 3), clf.predict_proba(X * 10 + 3))
+    # a window's level and scale do not matter to the model any more
+    np.testing.assert_allclose(
+        clf.predict_proba(X * 10 + 3), clf.predict_proba(X * 20 + 50), atol=1e-4
+    )

@@ -110,3 +110,35 @@ def test_attn_dropout_defaults_to_dropout_and_can_be_switched_off():
     bad = ModelConfig(n_channels=2, n_steps=32, n_classes=2, attn_dropout=1.5)
     with pytest.raises(InputError, match="attn_dropout must lie in"):
         bad.validate()
+
+
+def test_instance_norm_statistics_ignore_hidden_values():
+    model = _model(instance_norm=True)
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 3, 50, generator=g) * 3 + 5
+    hidden = torch.zeros(4, 3, 50, dtype=torch.bool)
+    hidden[:, :, 10:30] = True
+    changed = x.clone()
+    changed[hidden] = changed[hidden] * 100 - 40  # what the model must not see
+    a, b = model.instance_normalize(x, hidden), model.instance_normalize(changed, hidden)
+    torch.testing.assert_close(a[~hidden], b[~hidden])
+    seen = a[:, :, :10]
+    assert float(torch.cat([seen, a[:, :, 30:]], -1).mean(-1).abs().max()) < 1e-5
+    # the encoder's view and its reconstruction do not move either
+    torch.testing.assert_close(model.reconstruct(x, hidden), model.reconstruct(changed, hidden))
+    # the target of the hidden values is in the visible values' scale (x had mean 5, sd 3)
+    assert float(a[:, :, 10:30].abs().mean()) < 2
+
+
+def test_instance_norm_off_is_identity_and_whole_hidden_channels_keep_their_values():
+    x = torch.randn(2, 3, 50)
+    assert _model().instance_normalize(x) is x
+    model = _model(instance_norm=True)
+    hidden = torch.zeros(2, 3, 50, dtype=torch.bool)
+    hidden[:, 1] = True  # channel masking hides channel 1 whole
+    out = model.instance_normalize(x, hidden)
+    torch.testing.assert_close(out[:, 1], x[:, 1])
+    # without a mask every observed value counts, NaN ignored
+    x[0, 0, :5] = float("nan")
+    out = model.instance_normalize(x)
+    assert float(out[0, 0, 5:].mean().abs()) < 1e-5 and torch.isnan(out[0, 0, :5]).all()

@@ -184,7 +184,7 @@ def add_study_parser(subparsers) -> argparse.ArgumentParser:
     q.add_argument(
         "--normalize",
         default=None,
-        choices=("channel", "window", "none"),
+        choices=("channel", "window", "instance", "none"),
         help="per-channel standardization (default), also per-window centring, or none",
     )
     q.add_argument("--quiet", action="store_true")
