@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from medspt.augment import AUGMENTATIONS
 from medspt.errors import InputError, ModelFileError
 
 DEMO_MASKINGS = ("random", "span", "channel", "block")
@@ -71,6 +72,20 @@ def _add_model_args(p: argparse.ArgumentParser, grid: bool = False) -> None:
     p.add_argument("--mask-ratio", type=float, default=0.15)
     p.add_argument("--mean-span", type=float, default=3.0)
     p.add_argument(
+        "--augment",
+        nargs="+",
+        default=None,
+        choices=AUGMENTATIONS,
+        help="augment fine-tuning batches (never evaluation)",
+    )
+    p.add_argument("--label-smoothing", type=float, default=0.0)
+    p.add_argument(
+        "--min-steps",
+        type=int,
+        default=0,
+        help="floor on optimizer steps per training stage (small datasets)",
+    )
+    p.add_argument(
         "--mask-unit",
         default="step",
         choices=("step", "token"),
@@ -116,6 +131,9 @@ def _model_params(a) -> dict:
         mask_ratio=a.mask_ratio,
         mean_span=a.mean_span,
         mask_unit=a.mask_unit,
+        augment=a.augment,
+        label_smoothing=a.label_smoothing,
+        min_steps=a.min_steps,
         pretrain_epochs=a.pretrain_epochs,
         epochs=a.epochs,
         attention=a.attention,

@@ -19,6 +19,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from medspt.augment import check_augment
 from medspt.data import WindowSet, WindowSpec, make_windows
 from medspt.errors import InputError
 from medspt.masking import STRATEGIES, resolve_channel_groups
@@ -125,6 +126,16 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
     val_size : float, default=0.2
         Fraction of training *subjects* held out for early stopping and model selection
         (needs at least 4 subjects; 0 disables validation: all epochs, final weights).
+    augment : None, str or list of str, default=None
+        Augment fine-tuning batches (never the validation or prediction windows):
+        ``"jitter"``, ``"scale"``, ``"channel_dropout"`` (:mod:`medspt.augment`), as a list
+        or a comma-separated string.
+    label_smoothing : float, default=0.0
+        Label smoothing of the fine-tuning loss, in [0, 1).
+    min_steps : int, default=0
+        Floor on the optimizer steps of each stage: with few training windows, an epoch
+        is a handful of steps, so the number of epochs is raised until a stage makes at
+        least this many (``epochs`` / ``pretrain_epochs`` still count when larger).
     class_weight : {"balanced"} or None, default="balanced"
         Weight the loss by inverse class frequency.
     linear_probe : bool, default=False
@@ -201,6 +212,9 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         grad_clip: float | None = 1.0,
         patience: int | None = 10,
         val_size: float = 0.2,
+        augment=None,
+        label_smoothing: float = 0.0,
+        min_steps: int = 0,
         class_weight: str | None = "balanced",
         linear_probe: bool = False,
         normalize: bool | str = True,
@@ -235,6 +249,9 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         self.grad_clip = grad_clip
         self.patience = patience
         self.val_size = val_size
+        self.augment = augment
+        self.label_smoothing = label_smoothing
+        self.min_steps = min_steps
         self.class_weight = class_weight
         self.linear_probe = linear_probe
         self.normalize = normalize
@@ -268,6 +285,14 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         pos_int("epochs")
         pos_int("pretrain_epochs", 0)
         pos_int("recover_epochs", 0)
+        pos_int("min_steps", 0)
+        check_augment(self.augment)
+        need(
+            isinstance(self.label_smoothing, (int, float))
+            and not isinstance(self.label_smoothing, bool)
+            and 0 <= self.label_smoothing < 1,
+            f"label_smoothing must lie in [0, 1), got {self.label_smoothing!r}",
+        )
         need(
             self.hierarchical_stages in ("all", "pretrain"),
             f"hierarchical_stages must be 'all' or 'pretrain', got {self.hierarchical_stages!r}",
@@ -495,6 +520,12 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         hier_only_pretrain = self.hierarchical_stages == "pretrain" and pretraining
         recover = int(self.recover_epochs) if self.attention != "full" else 0
 
+        steps_per_epoch = -(-len(tr) // int(self.batch_size))
+
+        def floored(epochs: int) -> int:
+            """``epochs``, raised until the stage makes at least ``min_steps`` steps."""
+            return max(int(epochs), -(-int(self.min_steps) // steps_per_epoch))
+
         def run_pretrain(epochs: int):
             return pretrain(
                 self.model_,
@@ -521,10 +552,12 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
                 linear_probe=bool(self.linear_probe and self.pretrain),
                 config=TrainConfig(epochs=epochs, **train_kw),
                 desc=desc,
+                augmentations=check_augment(self.augment),
+                label_smoothing=float(self.label_smoothing),
             )
 
         if pretraining:
-            hist, best = run_pretrain(int(self.pretrain_epochs))
+            hist, best = run_pretrain(floored(self.pretrain_epochs))
             self.history_["pretrain"], self.best_epoch_["pretrain"] = hist, best
             if hier_only_pretrain:
                 if recover:
@@ -532,7 +565,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
                     hist, best = run_pretrain(recover)
                     self.history_["recover"], self.best_epoch_["recover"] = hist, best
                 self.model_.set_attention("full")
-        hist, best = run_finetune(int(self.epochs), "finetune" if self.pretrain else "scratch")
+        hist, best = run_finetune(floored(self.epochs), "finetune" if self.pretrain else "scratch")
         self.history_["finetune"], self.best_epoch_["finetune"] = hist, best
         if recover and not hier_only_pretrain:
             self.model_.set_attention("full")

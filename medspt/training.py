@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
+from medspt.augment import augment
 from medspt.masking import make_mask
 from medspt.model import ModelConfig, SPTTransformer
 
@@ -239,8 +240,14 @@ def finetune(
     config: TrainConfig | None = None,
     desc: str = "finetune",
     monitor: str = "val_balanced_accuracy",
+    augmentations: tuple[str, ...] = (),
+    label_smoothing: float = 0.0,
 ) -> tuple[list[dict], int]:
     """Train the classifier (all weights, or only the head with ``linear_probe=True``).
+
+    ``augmentations`` (:mod:`medspt.augment`) perturb the training batches only;
+    validation windows are scored as they are. ``label_smoothing`` is that of
+    :func:`torch.nn.functional.cross_entropy`, for the training loss only.
 
     Early stopping watches ``monitor`` on the validation windows: balanced accuracy by
     default (ties broken by the loss; a loss that rises while accuracy still improves is
@@ -264,7 +271,8 @@ def finetune(
 
     def step(idx, gen):
         idx = idx.to(dev)
-        return F.cross_entropy(model(X[idx]), y[idx], weight=w)
+        xb = augment(X[idx], augmentations, gen)
+        return F.cross_entropy(model(xb), y[idx], weight=w, label_smoothing=label_smoothing)
 
     eval_fn = None
     if X_val is not None and len(X_val):

@@ -31,6 +31,8 @@ def _model_params(a) -> dict:
         "mask_ratio",
         "mean_span",
         "mask_unit",
+        "label_smoothing",
+        "min_steps",
         "device",
     ):
         v = getattr(a, name)
@@ -176,6 +178,8 @@ def add_study_parser(subparsers) -> argparse.ArgumentParser:
         ("mask-ratio", float),
         ("mean-span", float),
         ("mask-unit", str),
+        ("label-smoothing", float),
+        ("min-steps", int),
         ("device", str),
     ):
         q.add_argument(
