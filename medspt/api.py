@@ -244,7 +244,8 @@ def fit_fold(
     full = np.zeros((len(te), len(ws.classes)))
     full[:, [code[c] for c in clf.classes_.tolist()]] = proba
     metrics = classification_metrics(ws.y[te], full, ws.groups[te])
-    epochs = [r for stage in clf.history_.values() for r in stage]
+    histories = getattr(clf, "member_histories_", None) or [clf.history_]
+    epochs = [r for history in histories for stage in history.values() for r in stage]
     train_s = sum(r["seconds"] for r in epochs)
     row = {
         "n_train": len(tr),

@@ -80,6 +80,12 @@ def _add_model_args(p: argparse.ArgumentParser, grid: bool = False) -> None:
     )
     p.add_argument("--label-smoothing", type=float, default=0.0)
     p.add_argument(
+        "--n-estimators",
+        type=int,
+        default=1,
+        help="models (seeds) averaged in probability; one model file holds them all",
+    )
+    p.add_argument(
         "--min-steps",
         type=int,
         default=0,
@@ -134,6 +140,7 @@ def _model_params(a) -> dict:
         augment=a.augment,
         label_smoothing=a.label_smoothing,
         min_steps=a.min_steps,
+        n_estimators=a.n_estimators,
         pretrain_epochs=a.pretrain_epochs,
         epochs=a.epochs,
         attention=a.attention,

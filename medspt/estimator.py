@@ -7,6 +7,7 @@ parts of its own training windows, then fine-tunes it on the labels; with
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import warnings
 from dataclasses import dataclass
@@ -136,6 +137,9 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         Floor on the optimizer steps of each stage: with few training windows, an epoch
         is a handful of steps, so the number of epochs is raised until a stage makes at
         least this many (``epochs`` / ``pretrain_epochs`` still count when larger).
+    n_estimators : int, default=1
+        Models trained (seeds ``random_state``, ``random_state + 1``, ...) on the same
+        split and averaged in probability; one model file holds them all.
     class_weight : {"balanced"} or None, default="balanced"
         Weight the loss by inverse class frequency.
     linear_probe : bool, default=False
@@ -163,7 +167,10 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
     classes_ : ndarray
     model_ : SPTTransformer
     history_ : dict
-        ``{"pretrain": [...], "finetune": [...]}``, one dict per epoch.
+        ``{"pretrain": [...], "finetune": [...]}``, one dict per epoch (first member).
+    members_ : list of SPTTransformer
+        The ensemble's models (``model_`` is the first); ``member_histories_`` their
+        histories.
     best_epoch_ : dict
         The epoch of each stage whose weights were kept: the best validation epoch, or
         the last epoch when there is no validation (``val_size=0``, < 4 subjects).
@@ -215,6 +222,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         augment=None,
         label_smoothing: float = 0.0,
         min_steps: int = 0,
+        n_estimators: int = 1,
         class_weight: str | None = "balanced",
         linear_probe: bool = False,
         normalize: bool | str = True,
@@ -252,6 +260,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         self.augment = augment
         self.label_smoothing = label_smoothing
         self.min_steps = min_steps
+        self.n_estimators = n_estimators
         self.class_weight = class_weight
         self.linear_probe = linear_probe
         self.normalize = normalize
@@ -286,6 +295,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         pos_int("pretrain_epochs", 0)
         pos_int("recover_epochs", 0)
         pos_int("min_steps", 0)
+        pos_int("n_estimators")
         check_augment(self.augment)
         need(
             isinstance(self.label_smoothing, (int, float))
@@ -499,6 +509,35 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             instance_norm=self.normalize == "instance",
         )
         cfg.validate()
+        members, histories, bests = [], [], []
+        for member in range(int(self.n_estimators)):
+            member_seed = seed + member  # members differ in weights, masks and batch order
+            self._fit_member(
+                dataclasses.replace(cfg),
+                member_seed,
+                dev,
+                Xtr,
+                ytr,
+                Xva,
+                yva,
+                tr,
+                y_enc,
+                channel_groups,
+            )
+            members.append(self.model_.to("cpu").eval())
+            histories.append(self.history_)
+            bests.append(self.best_epoch_)
+        self.model_, self.history_, self.best_epoch_ = members[0], histories[0], bests[0]
+        self.members_, self.member_histories_ = members, histories
+        self.attention_ = self.model_.config.attention
+        self.fit_time_ = time.perf_counter() - t_start
+        self.n_train_windows_, self.n_val_windows_ = len(tr), len(va)
+        self.frame_spec_ = None  # fit_spt sets it when the windows came from a DataFrame
+        return self
+
+    def _fit_member(self, cfg, seed, dev, Xtr, ytr, Xva, yva, tr, y_enc, channel_groups):
+        """Pretrain (optionally) and fine-tune one model with ``seed``: sets ``model_``,
+        ``history_`` and ``best_epoch_``."""
         torch.manual_seed(seed)
         self.model_ = SPTTransformer(cfg)
         train_kw = dict(
@@ -571,12 +610,6 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             self.model_.set_attention("full")
             hist, best = run_finetune(recover, "recover (full attention)")
             self.history_["recover"], self.best_epoch_["recover"] = hist, best
-        self.attention_ = self.model_.config.attention
-        self.model_.to("cpu").eval()
-        self.fit_time_ = time.perf_counter() - t_start
-        self.n_train_windows_, self.n_val_windows_ = len(tr), len(va)
-        self.frame_spec_ = None  # fit_spt sets it when the windows came from a DataFrame
-        return self
 
     def _class_weights(self, y_enc: np.ndarray) -> torch.Tensor | None:
         if self.class_weight is None:
@@ -628,13 +661,17 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         X = self._prepare_X(X, reset=False)
         Xn = torch.from_numpy(self._normalize(X))
         dev = resolve_device(self.device)
-        self.model_.to(dev).eval()
-        out = []
-        with torch.no_grad():
-            for i in range(0, len(Xn), 512):
-                out.append(torch.softmax(self.model_(Xn[i : i + 512].to(dev)), dim=1).cpu())
-        self.model_.to("cpu")
-        return torch.cat(out).numpy().astype(np.float64)
+        total = 0.0
+        members = getattr(self, "members_", None) or [self.model_]
+        for model in members:  # an ensemble averages its members' probabilities
+            model.to(dev).eval()
+            out = []
+            with torch.no_grad():
+                for i in range(0, len(Xn), 512):
+                    out.append(torch.softmax(model(Xn[i : i + 512].to(dev)), dim=1).cpu())
+            model.to("cpu")
+            total = total + torch.cat(out).numpy().astype(np.float64)
+        return total / len(members)
 
     def predict(self, X):
         """Predicted class of each window.

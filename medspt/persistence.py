@@ -78,7 +78,13 @@ def save_model(est, path) -> None:
         "history": _jsonable(est.history_),
         "best_epoch": _jsonable(est.best_epoch_),
     }
-    state = {k: v.detach().cpu().contiguous() for k, v in est.model_.state_dict().items()}
+    members = getattr(est, "members_", None) or [est.model_]
+    meta["n_members"] = len(members)
+    state = {}
+    for m, model in enumerate(members):  # member 0 unprefixed, as in single-model files
+        prefix = "" if m == 0 else f"member{m}."
+        for k, v in model.state_dict().items():
+            state[prefix + k] = v.detach().cpu().contiguous()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     save_file(state, str(path), metadata={"medspt": json.dumps(meta)})
@@ -127,12 +133,21 @@ def load(path):
     if isinstance(params.get("masking"), str) and params["masking"].startswith("<callable"):
         params["masking"] = "span"  # the callable itself is not stored; refit to reuse it
     est = SPTClassifier(**params)
+    n_members = int(meta.get("n_members", 1))
+    members = []
     try:
-        model = SPTTransformer(ModelConfig(**meta["model_config"]))
-        model.load_state_dict(state)
+        for m in range(n_members):
+            prefix = f"member{m}."
+            if m == 0:
+                own = {k: v for k, v in state.items() if not k.startswith("member")}
+            else:
+                own = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
+            model = SPTTransformer(ModelConfig(**meta["model_config"]))
+            model.load_state_dict(own)
+            members.append(model.eval())
     except (TypeError, RuntimeError, KeyError) as e:
         raise ModelFileError(f"model file {str(path)!r} does not match its config: {e}") from None
-    est.model_ = model.eval()
+    est.model_, est.members_ = members[0], members
     est.attention_ = model.config.attention
     est.classes_ = _classes_from_json(meta["classes"])
     est.channels_ = list(meta["channels"])

@@ -33,6 +33,7 @@ def _model_params(a) -> dict:
         "mask_unit",
         "label_smoothing",
         "min_steps",
+        "n_estimators",
         "device",
     ):
         v = getattr(a, name)
@@ -180,6 +181,7 @@ def add_study_parser(subparsers) -> argparse.ArgumentParser:
         ("mask-unit", str),
         ("label-smoothing", float),
         ("min-steps", int),
+        ("n-estimators", int),
         ("device", str),
     ):
         q.add_argument(
