@@ -81,3 +81,11 @@ def high_water_rss_mb() -> float:
     except OSError:
         pass
     return peak_rss_mb()
+
+
+def without_paths(text: str) -> str:
+    """``text`` with absolute paths cut to their last component, so that reports name the
+    dataset folder, not where it lies on the machine that wrote them."""
+    import re
+
+    return re.sub(r"(?<=[\s'\"(])/[^\s'\")]+", lambda m: Path(m.group()).name, str(text))

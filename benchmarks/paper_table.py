@@ -34,7 +34,7 @@ import warnings
 from pathlib import Path
 
 import pandas as pd
-from _common import RESULTS, git_revision, machine
+from _common import RESULTS, git_revision, machine, without_paths
 
 PROTOCOLS = ("GPD-1", "NE-1", "CAM-1")
 _COMPLETE = None  # optuna's TrialState.COMPLETE, set when optuna is imported
@@ -47,7 +47,7 @@ def _available(name: str, root) -> str | None:
     try:
         protocol(name, root=root)
     except Exception as e:  # missing folder or files: reported, not fatal
-        return f"{type(e).__name__}: {str(e)[:160]}"
+        return f"{type(e).__name__}: {without_paths(str(e))[:160]}"
     return None
 
 

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import re
 import sys
 import time
 from pathlib import Path
 
 import pandas as pd
-from _common import RESULTS, git_revision, machine
+from _common import RESULTS, git_revision, machine, without_paths
 
 PROTOCOLS = ("GPD-1", "NE-1")
 
@@ -38,7 +37,7 @@ def run_protocol(name: str, root: str | None) -> dict:
         p = protocol(name, root)
     except InputError as e:
         # the report is committed: name the data folder, not where it lies on this machine
-        reason = re.sub(r"(?<=[\s'\"])/[^\s'\"]+", lambda m: Path(m.group()).name, str(e))
+        reason = without_paths(str(e))
         return {"name": name, "skipped": reason}
     t0 = time.perf_counter()
     ws = p.windows
