@@ -137,6 +137,12 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         Floor on the optimizer steps of each stage: with few training windows, an epoch
         is a handful of steps, so the number of epochs is raised until a stage makes at
         least this many (``epochs`` / ``pretrain_epochs`` still count when larger).
+    no_decay_norms : bool, default=False
+        No weight decay on biases, norm weights, positions and the class token.
+    encoder_lr_scale : float, default=1.0
+        When fine-tuning after pretraining, the encoder trains at ``lr * encoder_lr_scale``
+        and the new classification head at ``lr`` (e.g. 0.3: the pretrained encoder moves
+        less). Ignored without pretraining.
     n_estimators : int, default=1
         Models trained (seeds ``random_state``, ``random_state + 1``, ...) on the same
         split and averaged in probability; one model file holds them all.
@@ -222,6 +228,8 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         augment=None,
         label_smoothing: float = 0.0,
         min_steps: int = 0,
+        no_decay_norms: bool = False,
+        encoder_lr_scale: float = 1.0,
         n_estimators: int = 1,
         class_weight: str | None = "balanced",
         linear_probe: bool = False,
@@ -260,6 +268,8 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         self.augment = augment
         self.label_smoothing = label_smoothing
         self.min_steps = min_steps
+        self.no_decay_norms = no_decay_norms
+        self.encoder_lr_scale = encoder_lr_scale
         self.n_estimators = n_estimators
         self.class_weight = class_weight
         self.linear_probe = linear_probe
@@ -296,6 +306,12 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         pos_int("recover_epochs", 0)
         pos_int("min_steps", 0)
         pos_int("n_estimators")
+        need(
+            isinstance(self.encoder_lr_scale, (int, float))
+            and not isinstance(self.encoder_lr_scale, bool)
+            and 0 < self.encoder_lr_scale <= 1,
+            f"encoder_lr_scale must lie in (0, 1], got {self.encoder_lr_scale!r}",
+        )
         check_augment(self.augment)
         need(
             isinstance(self.label_smoothing, (int, float))
@@ -550,6 +566,8 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             device=str(dev),
             seed=seed,
             verbose=bool(self.verbose),
+            no_decay_norms=bool(self.no_decay_norms),
+            encoder_lr_scale=float(self.encoder_lr_scale) if self.pretrain else 1.0,
         )
         self.history_ = {"pretrain": [], "finetune": [], "recover": []}
         self.best_epoch_ = {"pretrain": 0, "finetune": 0, "recover": 0}

@@ -8,6 +8,7 @@ restored, seeded shuffling, and a progress bar that ``verbose=False`` silences.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -39,6 +40,8 @@ class TrainConfig:
     device: str = "cpu"
     seed: int = 0
     verbose: bool = True
+    no_decay_norms: bool = False  # no weight decay on biases, norms, positions, class token
+    encoder_lr_scale: float = 1.0  # fine-tuning: encoder lr = lr * scale, head at lr
 
 
 def resolve_device(device: str | torch.device | None) -> torch.device:
@@ -85,6 +88,29 @@ def _batches(n: int, batch_size: int, generator: torch.Generator | None):
         yield order[i : i + batch_size]
 
 
+def _param_groups(model: torch.nn.Module, params: list, cfg: TrainConfig) -> list[dict]:
+    """AdamW groups of ``params``: with ``no_decay_norms`` biases, norm weights, positions
+    and the class token (every tensor of fewer than 2 dimensions, and ``pos``) get no weight
+    decay; with ``encoder_lr_scale`` != 1 everything but the classification head trains at
+    ``lr * encoder_lr_scale`` (a pretrained encoder moves less than a fresh head)."""
+    wanted = {id(p) for p in params}
+    groups: dict[tuple[bool, bool], list] = {}
+    for name, p in model.named_parameters():
+        if id(p) not in wanted:
+            continue
+        plain = cfg.no_decay_norms and (p.ndim < 2 or name in ("pos", "cls_token"))
+        head = name.startswith("head.")
+        groups.setdefault((plain, head), []).append(p)
+    return [
+        {
+            "params": ps,
+            "weight_decay": 0.0 if plain else cfg.weight_decay,
+            "lr": cfg.lr * (1.0 if head else cfg.encoder_lr_scale),
+        }
+        for (plain, head), ps in groups.items()
+    ]
+
+
 def _fit_loop(
     model: torch.nn.Module,
     params: list[torch.nn.Parameter],
@@ -101,7 +127,7 @@ def _fit_loop(
     gen = torch.Generator().manual_seed(cfg.seed)  # shuffling and masks, on CPU
     steps_per_epoch = math.ceil(n_train / cfg.batch_size)
     total = max(1, cfg.epochs * steps_per_epoch)
-    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    opt = torch.optim.AdamW(_param_groups(model, params, cfg), lr=cfg.lr)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, _warmup_cosine(total, cfg.warmup))
     history: list[dict] = []
     best, best_epoch, best_state, stale = None, 0, None, 0
@@ -225,6 +251,7 @@ def pretrain(
             return {"val_loss": float(np.mean(losses))}
 
     params = model.encoder_parameters()
+    cfg = dataclasses.replace(cfg, encoder_lr_scale=1.0)  # the encoder is what it trains
     return _fit_loop(model, params, step, eval_fn, len(X), cfg, "pretrain")
 
 

@@ -117,3 +117,49 @@ def test_without_validation_the_kept_epoch_is_the_last_one():
     assert [r["train_loss"] for r in history] == [3.0, 1.0, 2.0, 5.0]
     assert kept == 4  # the final weights are the ones kept, so the last epoch is reported
     assert [r["steps"] for r in history] == [1, 1, 1, 1]
+
+
+def test_parameter_groups_for_decay_and_the_encoder_learning_rate():
+    from medspt.training import _param_groups
+
+    cfg = ModelConfig(n_channels=2, n_steps=16, n_classes=2, d_model=8, n_heads=2, patch_len=4)
+    model = SPTTransformer(cfg)
+    params = list(model.parameters())
+    plain = _param_groups(model, params, TrainConfig(lr=1e-3, weight_decay=0.05))
+    assert {g["weight_decay"] for g in plain} == {0.05} and {g["lr"] for g in plain} == {1e-3}
+    assert sum(len(g["params"]) for g in plain) == len(params)
+    groups = _param_groups(
+        model,
+        params,
+        TrainConfig(lr=1e-3, weight_decay=0.05, no_decay_norms=True, encoder_lr_scale=0.25),
+    )
+    by_id = {id(p): g for g in groups for p in g["params"]}
+    named = dict(model.named_parameters())
+    assert by_id[id(named["pos"])]["weight_decay"] == 0.0
+    assert by_id[id(named["ln_f.weight"])]["weight_decay"] == 0.0
+    assert by_id[id(named["embed.bias"])]["weight_decay"] == 0.0
+    assert by_id[id(named["embed.weight"])]["weight_decay"] == 0.05
+    assert by_id[id(named["embed.weight"])]["lr"] == 0.25e-3
+    assert by_id[id(named["head.weight"])]["lr"] == 1e-3
+    assert by_id[id(named["head.weight"])]["weight_decay"] == 0.05
+    # only the parameters asked for (a linear probe trains the head alone)
+    head_only = _param_groups(model, list(model.head.parameters()), TrainConfig())
+    assert sum(len(g["params"]) for g in head_only) == 2
+
+
+def test_no_decay_on_norms_changes_only_what_it_says():
+    torch.manual_seed(0)
+    X = torch.randn(32, 2, 16)
+    y = (X[:, 0].mean(1) > 0).long()
+    cfg = ModelConfig(
+        n_channels=2, n_steps=16, n_classes=2, d_model=8, n_heads=2, patch_len=4, dropout=0.0
+    )
+    torch.manual_seed(1)
+    a = SPTTransformer(cfg)
+    b = SPTTransformer(cfg)
+    b.load_state_dict(a.state_dict())
+    base = dict(epochs=2, batch_size=8, verbose=False, weight_decay=0.5)
+    finetune(a, X, y, config=TrainConfig(**base))
+    finetune(b, X, y, config=TrainConfig(**base, no_decay_norms=True))
+    pa, pb = dict(a.named_parameters()), dict(b.named_parameters())
+    assert not torch.allclose(pa["ln_f.weight"], pb["ln_f.weight"])  # decayed only in a
