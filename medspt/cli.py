@@ -11,23 +11,9 @@ import pandas as pd
 
 from medspt.augment import AUGMENTATIONS
 from medspt.errors import InputError, ModelFileError
+from medspt.tables import read_table
 
 DEMO_MASKINGS = ("random", "span", "channel", "block")
-
-
-def _read_table(path: str) -> pd.DataFrame:
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"--data file {path!r} does not exist")
-    suffix = p.suffix.lower()
-    try:
-        if suffix in (".csv", ".txt", ".tsv"):
-            return pd.read_csv(p, sep="\t" if suffix == ".tsv" else ",")
-        if suffix in (".parquet", ".pq"):
-            return pd.read_parquet(p)
-    except (ValueError, OSError, pd.errors.ParserError) as e:
-        raise InputError(f"could not read --data file {path!r}: {e}") from None
-    raise InputError(f"--data file {path!r}: expected a .csv, .tsv or .parquet file")
 
 
 def _window_arg(value: str | None):
@@ -242,7 +228,7 @@ def cmd_fit(a) -> int:
     from medspt.api import fit_spt
     from medspt.plots import plot_history
 
-    df = _read_table(a.data)
+    df = read_table(a.data)
     clf = fit_spt(
         df,
         **_data_kwargs(a),
@@ -273,7 +259,7 @@ def cmd_predict(a) -> int:
             f"model {a.model!r} was fitted on arrays, not a DataFrame; "
             "use the Python API to predict"
         )
-    pred = clf.predict(_read_table(a.data))
+    pred = clf.predict(read_table(a.data))
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     pred.windows.to_csv(out, index=False)
@@ -288,7 +274,7 @@ def cmd_evaluate(a) -> int:
     from medspt.probes import probe_markdown
     from medspt.splits import subject_folds
 
-    df = _read_table(a.data)
+    df = read_table(a.data)
     results = evaluate(
         df,
         **_data_kwargs(a),
@@ -325,7 +311,7 @@ def cmd_diagnose(a) -> int:
 
         df = make_demo_frame()
     else:
-        df = _read_table(a.data)
+        df = read_table(a.data)
     for n, m in zip(names, a.models):
         if models[n].frame_spec_ is None:
             raise InputError(

@@ -50,6 +50,7 @@ from medspt.masking import STRATEGIES
 from medspt.persistence import _jsonable
 from medspt.splits import check_folds, subject_folds
 from medspt.study.storage import claim_lock, create_or_load, make_storage
+from medspt.tables import read_table
 
 __all__ = ["Cell", "grid_cells", "run_study", "run_worker", "load_study_data"]
 
@@ -194,9 +195,7 @@ def load_study_data(spec: dict, data=None) -> tuple[WindowSet, list]:
 
         data = make_demo_frame()
     elif kind == "file":
-        from medspt.cli import _read_table
-
-        data = _read_table(spec["path"])
+        data = read_table(spec["path"])
     window = spec.get("window", "auto")
     ws, _ = windows_from(data, window=window, stride=spec.get("stride"))
     if ws.y is None:
