@@ -89,3 +89,10 @@ def without_paths(text: str) -> str:
     import re
 
     return re.sub(r"(?<=[\s'\"(])/[^\s'\")]+", lambda m: Path(m.group()).name, str(text))
+
+
+def study_storage(protocol: str, storage: str | None = None) -> str:
+    """Where a protocol's capacity studies live: ``storage`` when given, else the
+    protocol's committed journal ``results/studies/paper_table_<protocol>.log`` (one file
+    per protocol, so the processes of two protocols never share a file)."""
+    return storage or f"journal:{RESULTS / 'studies' / f'paper_table_{protocol}.log'}"

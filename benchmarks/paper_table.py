@@ -12,10 +12,10 @@ with its paired Wilcoxon p-value, and the tsai baselines scored on the same fold
         --pretrain-epochs 10 --epochs 15                            # a reduced grid
     python benchmarks/paper_table.py --report-only                  # tables from the studies
 
-The studies live in ``--storage``, by default the Optuna journal file
-``benchmarks/results/studies/paper_table.log``, which is committed: the grid takes many
-hours on a small CPU, so any machine with the data can resume it where the last run
-stopped (and several processes can share it: run one per protocol). Cells run seed by
+The studies live in ``--storage``, by default one Optuna journal file per protocol,
+``benchmarks/results/studies/paper_table_<protocol>.log``, which is committed: the grid
+takes many hours on a small CPU, so any machine with the data can resume it where the last
+run stopped (run one process per protocol; several may share a file). Cells run seed by
 seed, so a partial study has covered every depth and configuration once before it repeats.
 
 Real data is found through ``MEDSPT_DATA`` or ``--root`` (a folder holding ``gaitpdb/``
@@ -34,10 +34,9 @@ import warnings
 from pathlib import Path
 
 import pandas as pd
-from _common import RESULTS, git_revision, machine, without_paths
+from _common import RESULTS, git_revision, machine, study_storage, without_paths
 
 PROTOCOLS = ("GPD-1", "NE-1", "CAM-1")
-_COMPLETE = None  # optuna's TrialState.COMPLETE, set when optuna is imported
 
 
 def _available(name: str, root) -> str | None:
@@ -184,15 +183,15 @@ def _with_baselines(res, baselines, predictions):
     return out
 
 
-def _combined(studies: list):
+def _combined(studies: list, results: dict):
     """The results of several studies as one, configurations named ``<variant>: <config>``
-    so that a nested choice can pick among all of them."""
+    so that a nested choice can pick among all of them (``results``: each study's
+    :func:`medspt.study.results_frame` by name)."""
     from medspt.api import Results
-    from medspt.study import results_frame
 
     frames, preds = [], []
     for study in studies:
-        res = results_frame(study)
+        res = results[study.study_name]
         if res.empty:
             continue
         label = _variant(study.user_attrs["medspt"].get("params", {}))
@@ -204,13 +203,13 @@ def _combined(studies: list):
     return out
 
 
-def _subjects_section(name: str, study, metric: str) -> list[str]:
-    """A study that kept out-of-fold predictions: the capacity table tested over subjects
-    and its declared comparisons (against scratch and the compute-matched scratch-long)."""
-    from medspt.api import markdown_comparisons, markdown_table
-    from medspt.study import capacity_table, results_frame
+def _subjects_section(name: str, study, res, metric: str) -> list[str]:
+    """A study that kept out-of-fold predictions (its results ``res``): the capacity table
+    tested over subjects and its declared comparisons (against scratch and the
+    compute-matched scratch-long)."""
+    from medspt.api import comparison_table, markdown_comparisons, markdown_table
+    from medspt.study import capacity_table
 
-    res = results_frame(study)
     attrs = study.user_attrs["medspt"]
     return [
         f"### {name}, {_variant(attrs.get('params', {}))}: tested over subjects",
@@ -221,15 +220,9 @@ def _subjects_section(name: str, study, metric: str) -> list[str]:
         "",
         markdown_table(capacity_table(res, metric), metric).rstrip(),
         "",
-        markdown_comparisons(_comparisons(res, metric), metric).rstrip(),
+        markdown_comparisons(comparison_table(res, metric=metric), metric).rstrip(),
         "",
     ]
-
-
-def _comparisons(res, metric: str):
-    from medspt.api import comparison_table
-
-    return comparison_table(res, metric=metric)
 
 
 def _nested_section(name: str, candidates, baselines, base_pred, metric: str) -> list[str]:
@@ -262,13 +255,13 @@ def _nested_section(name: str, candidates, baselines, base_pred, metric: str) ->
     return [*lines, markdown_comparisons(table, metric).rstrip(), ""]
 
 
-def _reanalysis_section(name: str, study, metric: str) -> list[str]:
-    """An earlier grid without out-of-fold predictions, re-tested with seeds averaged
-    within folds (5 folds: p cannot go below 0.0625) and Holm's correction."""
+def _reanalysis_section(name: str, study, res, metric: str) -> list[str]:
+    """An earlier grid without out-of-fold predictions (its results ``res``), re-tested
+    with seeds averaged within folds (5 folds: p cannot go below 0.0625) and Holm's
+    correction."""
     from medspt.api import markdown_table
-    from medspt.study import capacity_table, results_frame
+    from medspt.study import capacity_table
 
-    res = results_frame(study)
     attrs = study.user_attrs["medspt"]
     old = _old_p_values(res, metric)
     table = capacity_table(res, metric)
@@ -341,21 +334,22 @@ def _probe_lines(name: str) -> list[str]:
 
 def _protocol_report(name: str, studies: list, metric: str) -> tuple[list[str], list[str]]:
     """The sections of one protocol and its summary lines."""
+    from medspt.study import results_frame
+
     baselines = _read_baselines(name)
     base_pred = _baseline_predictions(name)
+    results = {s.study_name: results_frame(s) for s in studies}  # read each study once
     fresh = [
-        s
-        for s in studies
-        if s.study_name.endswith("-subjects") and any(s.get_trials(states=(_COMPLETE,)))
+        s for s in studies if s.study_name.endswith("-subjects") and len(results[s.study_name])
     ]
     earlier = [s for s in studies if not s.study_name.endswith("-subjects")]
     lines, summary = [f"## {name}", ""], []
     if fresh:
-        candidates = _combined(fresh)
+        candidates = _combined(fresh, results)
         lines += ["### Nested choice against the baselines", ""]
         lines += _nested_section(name, candidates, baselines, base_pred, metric)
         for study in fresh:
-            lines += _subjects_section(name, study, metric)
+            lines += _subjects_section(name, study, results[study.study_name], metric)
         summary += _summary_lines(name, candidates, baselines, base_pred, metric)
     if earlier:
         lines += [
@@ -366,9 +360,9 @@ def _protocol_report(name: str, studies: list, metric: str) -> tuple[list[str], 
             "curves); they kept no per-window predictions, so only fold-level tests.",
             "",
         ]
-        lines += _nested_section(name, _combined(earlier), baselines, None, metric)
+        lines += _nested_section(name, _combined(earlier, results), baselines, None, metric)
     for study in earlier:
-        lines += _reanalysis_section(name, study, metric)
+        lines += _reanalysis_section(name, study, results[study.study_name], metric)
     if baselines is not None and len(baselines):
         lines += [
             f"### {name}: tsai baselines on the same folds",
@@ -436,7 +430,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--no-alibi", action="store_true", help="leave out the scratch-alibi configuration"
     )
-    ap.add_argument("--storage", default=f"journal:{RESULTS / 'studies' / 'paper_table.log'}")
+    ap.add_argument(
+        "--storage",
+        default=None,
+        help="Optuna storage URL (default: the protocol's journal "
+        "results/studies/paper_table_<protocol>.log)",
+    )
     ap.add_argument(
         "--normalize",
         default="channel",
@@ -471,9 +470,6 @@ def main(argv: list[str] | None = None) -> int:
     import medspt
     from medspt.study import run_study
 
-    global _COMPLETE
-    _COMPLETE = optuna.trial.TrialState.COMPLETE
-
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     t0 = time.perf_counter()
@@ -492,14 +488,16 @@ def main(argv: list[str] | None = None) -> int:
                 maskings=args.maskings,
                 alibi=not args.no_alibi,
                 seeds=args.seeds,
-                storage=args.storage,
+                storage=study_storage(name, args.storage),
                 study_name=f"paper-{name}{_suffix(_params(args))}"
                 + (f"-{args.tag}" if args.tag else ""),
                 scratch_long=not args.no_scratch_long,
                 metric=args.metric,
                 params=_params(args),
             )
-        sec, summ = _protocol_report(name, _studies(name, args.storage), args.metric)
+        sec, summ = _protocol_report(
+            name, _studies(name, study_storage(name, args.storage)), args.metric
+        )
         sections += sec
         summary += summ
     m = machine()

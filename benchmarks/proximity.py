@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _common import RESULTS, git_revision, machine
+from _common import RESULTS, git_revision, machine, study_storage
 
 CONFIGS = {
     "scratch": {"pretrain": False},
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--epochs", type=int, default=15)
     ap.add_argument("--pretrain-epochs", type=int, default=10)
     ap.add_argument("--root", default=None, help="data root (default: MEDSPT_DATA)")
-    ap.add_argument("--storage", default=f"journal:{RESULTS / 'studies' / 'paper_table.log'}")
+    ap.add_argument("--storage", default=None, help="default: the protocol's paper_table journal")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
 
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
             )
             sections.append("")
-        sections += _study_table(args.storage, name)
+        sections += _study_table(study_storage(name, args.storage), name)
         sections.append("")
     m = machine()
     lines = [

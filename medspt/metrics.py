@@ -6,7 +6,12 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, f1_score, roc_auc_score
 
-__all__ = ["classification_metrics", "subject_predictions", "subject_table"]
+__all__ = [
+    "classification_metrics",
+    "predictions_frame",
+    "subject_predictions",
+    "subject_table",
+]
 
 
 def subject_predictions(proba: np.ndarray, groups: np.ndarray, y: np.ndarray) -> pd.DataFrame:
@@ -53,6 +58,34 @@ def classification_metrics(
         if len(subj):
             out["subject_accuracy"] = float((subj["y"] == subj["pred"]).mean())
     return {k: float(v) for k, v in out.items()}
+
+
+def predictions_frame(
+    window: np.ndarray,
+    subject: np.ndarray,
+    y: np.ndarray,
+    proba: np.ndarray,
+    classes,
+    pred: np.ndarray | None = None,
+    **keys,
+) -> pd.DataFrame:
+    """Window-level out-of-fold predictions of one fit, the layout every medspt table of
+    predictions shares: ``keys`` (config, depth, seed, fold), ``window``, ``subject``,
+    ``y``, ``pred`` (argmax of ``proba`` unless given) and one ``proba_<class>`` column
+    per class."""
+    proba = np.asarray(proba, dtype=float)
+    n = len(proba)
+    frame = pd.DataFrame(
+        {
+            **{k: [v] * n for k, v in keys.items()},
+            "window": np.asarray(window),
+            "subject": np.asarray(subject).astype(str),
+            "y": np.asarray(y),
+            "pred": proba.argmax(1) if pred is None else np.asarray(pred),
+        }
+    )
+    probs = pd.DataFrame(proba, columns=[f"proba_{c}" for c in classes])
+    return pd.concat([frame, probs], axis=1)
 
 
 def subject_table(predictions: pd.DataFrame) -> pd.DataFrame:

@@ -5,7 +5,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import optuna
 import pandas as pd
 import pytest
 
@@ -71,7 +70,6 @@ def test_report_tests_over_subjects_and_compares_the_nested_choice(tmp_path, mon
     run_study("demo", study_name="paper-XY", maskings=(), params=TINY, **grid)  # other
     studies = pt._studies("X", url)
     assert [s.study_name for s in studies] == ["paper-X", "paper-X-subjects"]
-    pt._COMPLETE = optuna.trial.TrialState.COMPLETE
 
     # a baseline that kept its predictions: the subject-level study's scratch, relabelled
     fresh = results_frame(studies[1])
@@ -88,7 +86,7 @@ def test_report_tests_over_subjects_and_compares_the_nested_choice(tmp_path, mon
     assert "### X, channel scaling: tested over subjects" in text
     assert "### X, channel scaling: fold level (earlier grid)" in text
     # the nested choice of each fold is the candidate with the best mean validation score
-    cand = pt._combined([studies[1]])
+    cand = pt._combined([studies[1]], {studies[1].study_name: results_frame(studies[1])})
     for k, g in cand.groupby("fold"):
         best = g.groupby("config")["val_score"].mean().idxmax()
         assert f"| {k} | {best} (depth 1) |" in text

@@ -21,6 +21,7 @@ from medspt.api import (
 from medspt.errors import InputError
 from medspt.metrics import subject_table
 from medspt.plots import plot_accuracy_vs_depth, plot_gain_vs_depth
+from medspt.study import oof
 
 __all__ = ["results_frame", "capacity_table", "write_report"]
 
@@ -56,7 +57,7 @@ def results_frame(study: optuna.Study) -> Results:
             rows.append(row)
             if f.get("oof"):
                 keys = {k: base[k] for k in ("config", "depth", "seed")}
-                oofs.append(_oof_frame(f["oof"], classes, **keys, fold=int(f["fold"])))
+                oofs.append(oof.unpack(f["oof"], classes, **keys, fold=int(f["fold"])))
     df = pd.DataFrame(rows)
     if not df.empty:
         df = df.sort_values(["depth", "config", "seed", "fold"], kind="stable")
@@ -75,22 +76,6 @@ def _val_from_curves(curves: dict) -> float:
         if v is not None
     ]
     return float(max(vals)) if vals else float("nan")
-
-
-def _oof_frame(oof: dict, classes, **keys) -> pd.DataFrame:
-    n = len(oof["window"])
-    frame = pd.DataFrame(
-        {
-            **{k: [v] * n for k, v in keys.items()},
-            "window": oof["window"],
-            "subject": oof["subject"],
-            "y": oof["y"],
-        }
-    )
-    proba = np.asarray(oof["proba"], dtype=float).reshape(n, len(classes))
-    frame["pred"] = proba.argmax(1)
-    probs = pd.DataFrame(proba, columns=[f"proba_{c}" for c in classes])
-    return pd.concat([frame, probs], axis=1)
 
 
 def capacity_table(results: pd.DataFrame, metric: str = "balanced_accuracy") -> pd.DataFrame:

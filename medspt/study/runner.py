@@ -49,6 +49,7 @@ from medspt.errors import InputError
 from medspt.masking import STRATEGIES
 from medspt.persistence import _jsonable
 from medspt.splits import check_folds, subject_folds
+from medspt.study import oof
 from medspt.study.storage import claim_lock, create_or_load, make_storage
 from medspt.tables import read_table
 
@@ -319,8 +320,8 @@ def _curves(clf) -> dict:
     out = {}
     for stage, rows in clf.history_.items():
         if rows:
-            out[stage] = {
-                k: [r.get(k) for r in rows]
+            out[stage] = {  # 5 significant digits: plenty for a curve, a third of the size
+                k: [None if r.get(k) is None else float(f"{r[k]:.5g}") for r in rows]
                 for k in ("train_loss", "val_loss", "val_balanced_accuracy")
                 if k in rows[0]
             }
@@ -349,17 +350,6 @@ def _attention_stats(clf, X) -> dict:
     return stats
 
 
-def _oof(ws, te, proba) -> dict:
-    """A fold's out-of-fold predictions, compact enough for trial attributes: test window
-    indices, their subjects and class codes, probabilities rounded to 4 decimals."""
-    return {
-        "window": np.asarray(te).tolist(),
-        "subject": ws.groups[te].astype(str).tolist(),
-        "y": ws.y[te].tolist(),
-        "proba": np.round(proba, 4).tolist(),
-    }
-
-
 def _evaluate_cell(
     ws, folds, params: dict, trial=None, diagnostics: bool = False, fold_ids=None
 ) -> list[dict]:
@@ -373,7 +363,7 @@ def _evaluate_cell(
         if diagnostics:
             row.update(_attention_stats(clf, ws.X[te]))
         row = {"fold": k, **row, "val_score": _val_score(clf), "curves": _curves(clf)}
-        row["oof"] = _oof(ws, te, proba)
+        row["oof"] = oof.pack(ws, te, proba)
         rows.append(row)
         if trial is not None:
             trial.set_user_attr("folds_done", len(rows))
