@@ -12,7 +12,7 @@ from tqdm.auto import tqdm
 from medspt.data import WindowSet, WindowSpec, _to_samples, from_arrays, make_windows
 from medspt.errors import InputError
 from medspt.estimator import SPTClassifier
-from medspt.metrics import classification_metrics
+from medspt.metrics import classification_metrics, predictions_frame
 from medspt.splits import check_folds, subject_folds
 from medspt.stats import SUBJECT_METRICS, compare_folds, compare_subjects, holm
 
@@ -263,21 +263,10 @@ def fit_fold(
 
 
 def oof_frame(ws: WindowSet, test_idx: np.ndarray, proba: np.ndarray, **keys) -> pd.DataFrame:
-    """Window-level out-of-fold predictions of one fit: ``keys`` (config, depth, seed,
-    fold), then ``window`` (index into ``ws``), ``subject``, ``y``, ``pred`` and one
-    ``proba_<class>`` column per class of ``ws.classes``."""
+    """Window-level out-of-fold predictions of one fit on ``ws``
+    (:func:`medspt.metrics.predictions_frame`)."""
     te = np.asarray(test_idx)
-    frame = pd.DataFrame(
-        {
-            **{k: [v] * len(te) for k, v in keys.items()},
-            "window": te,
-            "subject": ws.groups[te].astype(str),
-            "y": ws.y[te],
-            "pred": proba.argmax(1),
-        }
-    )
-    probs = pd.DataFrame(proba, columns=[f"proba_{c}" for c in ws.classes])
-    return pd.concat([frame, probs], axis=1)
+    return predictions_frame(te, ws.groups[te], ws.y[te], proba, ws.classes, **keys)
 
 
 def evaluate(
@@ -402,6 +391,14 @@ def _predictions_of(results: pd.DataFrame, config: str, depth) -> pd.DataFrame |
     return sel if len(sel) else None
 
 
+COMPARISON_COLUMNS = (
+    "config", "depth", "versus", "mean", "versus_mean",
+    "fold_diff", "fold_ci_low", "fold_ci_high", "fold_p", "n_folds",
+    "pooled", "versus_pooled", "subject_diff", "subject_ci_low", "subject_ci_high",
+    "subject_p", "n_subjects",
+)  # fmt: skip
+
+
 def compare(
     results: pd.DataFrame,
     a: tuple[str, float],
@@ -483,8 +480,7 @@ def comparison_table(
             if base.startswith("spt-") and len(_rows(results, long, d)):
                 pairs.append(((c, d), (long, d)))
     rows = [compare(results, a, b, metric) for a, b in pairs]
-    cols = list(compare(results, ("scratch", np.nan), ("scratch", np.nan), metric))
-    table = pd.DataFrame(rows, columns=cols)
+    table = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
     primary = table["subject_p"].where(table["n_subjects"] > 0, table["fold_p"])
     table["test"] = np.where(table["n_subjects"] > 0, "subjects", "folds")
     table["p_holm"] = holm(primary.to_numpy(dtype=float))
@@ -507,7 +503,6 @@ def nested_best(results: pd.DataFrame, name: str = "nested-best") -> Results:
             "nested selection needs validation scores (a val_score column): fit with val_size > 0"
         )
     rows, preds = [], []
-    pred = getattr(results, "predictions", None)
     for k, g in results.groupby("fold", sort=True):
         scores = (
             g.groupby(["config", "depth"], sort=False, dropna=False)["val_score"].mean().dropna()
@@ -517,10 +512,9 @@ def nested_best(results: pd.DataFrame, name: str = "nested-best") -> Results:
         config, depth = scores.idxmax()
         win = _rows(g, config, depth)
         rows.append(win.assign(config=name, depth=np.nan, chosen=f"{config} (depth {depth})"))
-        if pred is not None and len(pred):
-            sel = pred[(pred["fold"] == k) & (pred["config"] == config)]
-            sel = sel[sel["depth"].isna() if pd.isna(depth) else sel["depth"] == depth]
-            preds.append(sel.assign(config=name, depth=np.nan))
+        sel = _predictions_of(results, config, depth)
+        if sel is not None:
+            preds.append(sel[sel["fold"] == k].assign(config=name, depth=np.nan))
     out = Results(pd.concat(rows, ignore_index=True))
     out.predictions = pd.concat(preds, ignore_index=True) if preds else None
     out.classes = getattr(results, "classes", None)
@@ -550,46 +544,40 @@ def summarize(results: pd.DataFrame, metric: str = "balanced_accuracy") -> pd.Da
         steps = results.groupby(["depth", "config"], sort=False, dropna=False)["optimizer_steps"]
         means = steps.mean()
         out["steps"] = [means.get((d, c), np.nan) for d, c in zip(out["depth"], out["config"])]
+    compared = [
+        c != "scratch" and len(_rows(results, "scratch", d)) > 0
+        for d, c in zip(out["depth"], out["config"])
+    ]
     pairs = [
         ((c, d), ("scratch", d))
-        for d, c in zip(out["depth"], out["config"])
-        if c != "scratch" and len(_rows(results, "scratch", d))
+        for (d, c), keep in zip(zip(out["depth"], out["config"]), compared)
+        if keep
     ]
-    comp = comparison_table(results, pairs, metric) if pairs else None
-    cols = dict.fromkeys(
-        ["gain_vs_scratch", "subject_gain", "ci_low", "ci_high", "p_value", "p_holm"], np.nan
-    )
-    extra = {k: [] for k in [*cols, "n_pairs", "test"]}
-    by_key = {} if comp is None else {(r.config, r.depth): r for r in comp.itertuples()}
-    for d, c in zip(out["depth"], out["config"]):
-        r = next((v for (cc, dd), v in by_key.items() if cc == c and _same(dd, d)), None)
-        if r is None:
-            for k in cols:
-                extra[k].append(np.nan)
-            extra["n_pairs"].append(0)
-            extra["test"].append("")
-            continue
-        subjects = r.n_subjects > 0
-        extra["gain_vs_scratch"].append(r.fold_diff)
-        extra["subject_gain"].append(r.subject_diff)
-        extra["ci_low"].append(r.subject_ci_low if subjects else r.fold_ci_low)
-        extra["ci_high"].append(r.subject_ci_high if subjects else r.fold_ci_high)
-        extra["p_value"].append(r.subject_p if subjects else r.fold_p)
-        extra["p_holm"].append(r.p_holm)
-        extra["n_pairs"].append(int(r.n_subjects if subjects else r.n_folds))
-        extra["test"].append(r.test)
-    for k, v in extra.items():
-        out[k] = v
+    for col in ("gain_vs_scratch", "subject_gain", "ci_low", "ci_high", "p_value", "p_holm"):
+        out[col] = np.nan
+    out["n_pairs"], out["test"] = 0, ""
+    if pairs:  # one comparison per row that has a scratch row at its depth, in row order
+        comp = comparison_table(results, pairs, metric)
+        subjects = (comp["n_subjects"] > 0).to_numpy()
+        at = out.index[compared]
+        out.loc[at, "gain_vs_scratch"] = comp["fold_diff"].to_numpy()
+        out.loc[at, "subject_gain"] = comp["subject_diff"].to_numpy()
+        for col, subj, fold in (
+            ("ci_low", "subject_ci_low", "fold_ci_low"),
+            ("ci_high", "subject_ci_high", "fold_ci_high"),
+            ("p_value", "subject_p", "fold_p"),
+            ("n_pairs", "n_subjects", "n_folds"),
+        ):
+            out.loc[at, col] = np.where(subjects, comp[subj], comp[fold])
+        out.loc[at, "p_holm"] = comp["p_holm"].to_numpy()
+        out.loc[at, "test"] = comp["test"].to_numpy()
+        out["n_pairs"] = out["n_pairs"].astype(int)
     # attention-proximity diagnostics of the models (studies record them per fold)
     for col in ("attention_distance", "locality_ratio"):
         if col in results.columns:
             means = results.groupby(["depth", "config"], sort=False, dropna=False)[col].mean()
             out[col] = [means.get((d, c), np.nan) for d, c in zip(out["depth"], out["config"])]
     return out
-
-
-def _same(a, b) -> bool:
-    return (pd.isna(a) and pd.isna(b)) or a == b
 
 
 def _signed(x) -> str:

@@ -274,11 +274,13 @@ def cmd_evaluate(a) -> int:
     from medspt.probes import probe_markdown
     from medspt.splits import subject_folds
 
-    df = read_table(a.data)
+    ws, _ = windows_from(read_table(a.data), **_data_kwargs(a))  # cut once, for both
+    if ws.y is None:
+        raise InputError(f"--data file {a.data!r} has no labels (--label {a.label})")
+    folds = subject_folds(ws.y, ws.groups, a.cv)
     results = evaluate(
-        df,
-        **_data_kwargs(a),
-        cv=a.cv,
+        ws,
+        cv=folds,
         depths=tuple(a.depths),
         maskings=tuple(a.maskings),
         seeds=tuple(a.seeds),
@@ -287,9 +289,7 @@ def cmd_evaluate(a) -> int:
     )
     table = _write_results(results, Path(a.out), a.metric, None)
     print(_markdown(table, a.metric))
-    # the same folds evaluate used (cv subject-wise folds, seed 0)
-    ws, _ = windows_from(df, **_data_kwargs(a))
-    probes = probe_markdown(ws, subject_folds(ws.y, ws.groups, a.cv))
+    probes = probe_markdown(ws, folds)  # the confound probes on the same folds
     (Path(a.out) / "probes.md").write_text(probes)
     print(probes)
     print(f"per-fold rows, out-of-fold predictions, paired comparisons and plot in {a.out}")

@@ -47,6 +47,7 @@ from sklearn.preprocessing import SplineTransformer, StandardScaler
 from medspt.data import WindowSet
 from medspt.errors import InputError
 from medspt.metrics import classification_metrics
+from medspt.splits import check_folds
 
 __all__ = [
     "PROBES",
@@ -194,19 +195,11 @@ def _check_folds(ws: WindowSet, folds: Iterable[Fold]) -> list[Fold]:
         ) from None
     if not pairs or any(len(p) != 2 for p in pairs):
         raise InputError("folds must be a non-empty list of (train_idx, test_idx) pairs")
-    groups = np.asarray(ws.groups).astype(str)
-    out = []
-    for k, (tr, te) in enumerate(pairs):
-        tr, te = _index(tr, len(ws), k, "train"), _index(te, len(ws), k, "test")
-        both = np.intersect1d(groups[tr], groups[te])
-        if len(both):
-            raise InputError(
-                f"folds[{k}] puts subject(s) {both[:5].tolist()} in both train and test; "
-                "probes must use subject-wise folds (GroupKFold / StratifiedGroupKFold with "
-                "ws.groups, or medspt.subject_folds)"
-            )
-        out.append((tr, te))
-    return out
+    indices = [
+        (_index(tr, len(ws), k, "train"), _index(te, len(ws), k, "test"))
+        for k, (tr, te) in enumerate(pairs)
+    ]
+    return check_folds(indices, np.asarray(ws.groups).astype(str), len(ws))
 
 
 # --------------------------------------------------------------------------- probes
