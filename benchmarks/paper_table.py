@@ -34,7 +34,7 @@ import warnings
 from pathlib import Path
 
 import pandas as pd
-from _common import RESULTS, git_revision, machine, study_storage, without_paths
+from _common import PAPER_RECIPE, RESULTS, git_revision, machine, study_storage, without_paths
 
 PROTOCOLS = ("GPD-1", "NE-1", "CAM-1")
 
@@ -57,6 +57,9 @@ def _params(args) -> dict:
         "epochs": args.epochs,
         "pretrain_epochs": args.pretrain_epochs,
         "batch_size": args.batch_size,
+        # the recipe these studies were built with, pinned: later estimator defaults
+        # (benchmarks/select_defaults.py) must not change a resumed grid
+        **PAPER_RECIPE,
     }
     # variant settings only when they differ from the defaults, so the first studies
     # resume as they were

@@ -29,13 +29,14 @@ import warnings
 from pathlib import Path
 
 import pandas as pd
-from _common import RESULTS, git_revision, machine
+from _common import PAPER_RECIPE, RESULTS, git_revision, machine
 from baselines import load_windows
 
 # The model of paper_table.py's recorded grid, label-only (scratch), depth 2.
 BASE = dict(
-    depth=2, d_model=32, n_heads=4, epochs=15, pretrain_epochs=10, batch_size=64, pretrain=False
-)
+    depth=2, d_model=32, n_heads=4, epochs=15, pretrain_epochs=10, batch_size=64, pretrain=False,
+    **PAPER_RECIPE,
+)  # fmt: skip
 W = {"normalize": "window"}
 # name -> settings changed from BASE; most change one thing on top of per-window centring
 VARIANTS: dict[str, dict] = {

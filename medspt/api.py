@@ -70,6 +70,8 @@ def config_params(config: str, depth: int, seed: int, params: dict | None = None
             out["epochs"] = int(params.get("epochs", defaults["epochs"])) + int(
                 params.get("pretrain_epochs", defaults["pretrain_epochs"])
             )
+            # SPT's two stages each get the step floor, so the control gets it twice
+            out["min_steps"] = 2 * int(params.get("min_steps", defaults["min_steps"]))
             out["patience"] = None
         if config == "scratch-alibi":
             out["positional"] = "alibi"

@@ -10,6 +10,14 @@ channel's spread. Missing values (NaN) stay missing.
 ``"channel_dropout"``
     Each channel of a window marked missing with probability 0.1 (never all of them), as
     a sensor that drops out; the model already knows how to read missing values.
+``"shift"``
+    Each window moved in time by up to 10 % of its length (either way), the part that
+    leaves the window dropped and the part that enters marked missing: the same event
+    seen a little earlier or later, without inventing samples.
+``"mixup"``
+    Pairs of windows of a batch blended, ``lam * a + (1 - lam) * b`` with
+    ``lam ~ Beta(0.4, 0.4)``, and their targets blended the same way
+    (:func:`mixup`, applied by the training loop because it changes the targets).
 """
 
 from __future__ import annotations
@@ -20,10 +28,10 @@ import torch
 
 from medspt.errors import InputError
 
-__all__ = ["AUGMENTATIONS", "check_augment", "augment"]
+__all__ = ["AUGMENTATIONS", "check_augment", "augment", "mixup"]
 
-AUGMENTATIONS = ("jitter", "scale", "channel_dropout")
-JITTER_STD, SCALE_STD, CHANNEL_DROP = 0.03, 0.1, 0.1
+AUGMENTATIONS = ("jitter", "scale", "channel_dropout", "shift", "mixup")
+JITTER_STD, SCALE_STD, CHANNEL_DROP, MAX_SHIFT, MIXUP_ALPHA = 0.03, 0.1, 0.1, 0.1, 0.4
 
 
 def check_augment(kinds) -> tuple[str, ...]:
@@ -64,4 +72,54 @@ def augment(
         drop &= ~drop.all(dim=1, keepdim=True)  # keep at least one channel
         nan = torch.tensor(float("nan"), dtype=x.dtype, device=x.device)
         out = torch.where(drop.to(x.device)[:, :, None], nan, out)
+    if "shift" in kinds:
+        out = _shift(out, generator)
+    return out
+
+
+def _shift(x: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
+    """Move each window of ``x (B, C, T)`` by its own offset; vacated samples are NaN."""
+    B, C, T = x.shape
+    k = int(MAX_SHIFT * T)
+    if k == 0:
+        return x
+    offset = torch.randint(-k, k + 1, (B, 1), generator=generator).to(x.device)  # (B, 1)
+    src = torch.arange(T, device=x.device)[None, :] - offset  # (B, T) source index
+    inside = (src >= 0) & (src < T)
+    moved = torch.gather(x, 2, src.clamp(0, T - 1)[:, None, :].expand(B, C, T))
+    return torch.where(inside[:, None, :], moved, torch.full_like(x, float("nan")))
+
+
+def mixup(
+    x: torch.Tensor, y: torch.Tensor, generator: torch.Generator | None = None
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Blend each window of ``x (B, C, T)`` with a random partner of the same batch.
+
+    Returns the blended batch, the two label vectors and the weight ``lam (B,)`` of the
+    first: the loss is ``lam * loss(y_a) + (1 - lam) * loss(y_b)``. A value missing in
+    either partner stays missing.
+    """
+    B = x.shape[0]
+    lam = _beta(B, generator).to(x.device, x.dtype)  # (B,)
+    lam = torch.maximum(lam, 1 - lam)  # the first partner dominates
+    perm = torch.randperm(B, generator=generator).to(x.device)
+    mixed = lam[:, None, None] * x + (1 - lam[:, None, None]) * x[perm]
+    return mixed, y, y[perm], lam
+
+
+def _beta(n: int, generator: torch.Generator | None) -> torch.Tensor:
+    """``n`` draws of Beta(MIXUP_ALPHA, MIXUP_ALPHA) from ``generator``, reproducibly.
+
+    torch.distributions takes no generator, so this is Joehnk's rejection method:
+    ``a = U**(1/alpha)``, ``b = V**(1/alpha)``, keep ``a / (a + b)`` where ``a + b <= 1``.
+    """
+    out = torch.empty(n)
+    filled = 0
+    while filled < n:
+        u = torch.rand(2, 2 * (n - filled) + 4, generator=generator)
+        a, b = u[0] ** (1 / MIXUP_ALPHA), u[1] ** (1 / MIXUP_ALPHA)
+        ok = (a + b) <= 1
+        draw = (a / (a + b))[ok][: n - filled]
+        out[filled : filled + len(draw)] = draw
+        filled += len(draw)
     return out

@@ -9,9 +9,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from medspt.augment import AUGMENTATIONS
+from medspt.augment import AUGMENTATIONS, check_augment
 from medspt.errors import InputError, ModelFileError
+from medspt.estimator import SPTClassifier
 from medspt.tables import read_table
+
+# one source of truth: the command line's defaults are the estimator's
+DEFAULTS = SPTClassifier().get_params()
 
 DEMO_MASKINGS = ("random", "span", "channel", "block")
 
@@ -49,42 +53,43 @@ def _add_model_args(p: argparse.ArgumentParser, grid: bool = False) -> None:
     (``--depths``, ``--maskings``, ``--seeds``) instead, so no single-value twin is
     accepted and silently ignored."""
     if not grid:
-        p.add_argument("--depth", type=int, default=2)
-    p.add_argument("--d-model", type=int, default=64)
-    p.add_argument("--n-heads", type=int, default=4)
-    p.add_argument("--patch-len", type=int, default=8)
+        p.add_argument("--depth", type=int, default=DEFAULTS["depth"])
+    p.add_argument("--d-model", type=int, default=DEFAULTS["d_model"])
+    p.add_argument("--n-heads", type=int, default=DEFAULTS["n_heads"])
+    p.add_argument("--patch-len", type=int, default=DEFAULTS["patch_len"])
     if not grid:
-        p.add_argument("--masking", default="span", choices=DEMO_MASKINGS)
-    p.add_argument("--mask-ratio", type=float, default=0.15)
-    p.add_argument("--mean-span", type=float, default=3.0)
+        p.add_argument("--masking", default=DEFAULTS["masking"], choices=DEMO_MASKINGS)
+    p.add_argument("--mask-ratio", type=float, default=DEFAULTS["mask_ratio"])
+    p.add_argument("--mean-span", type=float, default=DEFAULTS["mean_span"])
     p.add_argument(
         "--augment",
         nargs="+",
-        default=None,
-        choices=AUGMENTATIONS,
-        help="augment fine-tuning batches (never evaluation)",
+        default=list(check_augment(DEFAULTS["augment"])) or ["none"],
+        choices=(*AUGMENTATIONS, "none"),
+        help="augment fine-tuning batches (never evaluation); none: no augmentation "
+        f"(default: {' '.join(check_augment(DEFAULTS['augment'])) or 'none'})",
     )
-    p.add_argument("--label-smoothing", type=float, default=0.0)
+    p.add_argument("--label-smoothing", type=float, default=DEFAULTS["label_smoothing"])
     p.add_argument(
         "--n-estimators",
         type=int,
-        default=1,
+        default=DEFAULTS["n_estimators"],
         help="models (seeds) averaged in probability; one model file holds them all",
     )
     p.add_argument(
         "--min-steps",
         type=int,
-        default=0,
+        default=DEFAULTS["min_steps"],
         help="floor on optimizer steps per training stage (small datasets)",
     )
     p.add_argument(
         "--mask-unit",
-        default="step",
+        default=DEFAULTS["mask_unit"],
         choices=("step", "token"),
         help="hide single time steps (the SPT paper) or whole patch tokens",
     )
-    p.add_argument("--pretrain-epochs", type=int, default=20)
-    p.add_argument("--epochs", type=int, default=30)
+    p.add_argument("--pretrain-epochs", type=int, default=DEFAULTS["pretrain_epochs"])
+    p.add_argument("--epochs", type=int, default=DEFAULTS["epochs"])
     p.add_argument(
         "--attention",
         default="full",
@@ -99,7 +104,7 @@ def _add_model_args(p: argparse.ArgumentParser, grid: bool = False) -> None:
     )
     p.add_argument(
         "--normalize",
-        default="channel",
+        default={True: "channel", False: "none"}.get(DEFAULTS["normalize"], DEFAULTS["normalize"]),
         choices=("channel", "window", "instance", "none"),
         help="channel: standardize with training statistics; window: also subtract each "
         "window's own mean per channel (removes per-subject offsets); instance: also "
@@ -107,7 +112,7 @@ def _add_model_args(p: argparse.ArgumentParser, grid: bool = False) -> None:
     )
     p.add_argument("--device", default="auto")
     if not grid:
-        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--seed", type=int, default=DEFAULTS["random_state"])
 
 
 def normalize_value(option: str) -> bool | str:
@@ -123,7 +128,7 @@ def _model_params(a) -> dict:
         mask_ratio=a.mask_ratio,
         mean_span=a.mean_span,
         mask_unit=a.mask_unit,
-        augment=a.augment,
+        augment=None if "none" in a.augment else a.augment,
         label_smoothing=a.label_smoothing,
         min_steps=a.min_steps,
         n_estimators=a.n_estimators,
@@ -210,6 +215,14 @@ def cmd_demo(a) -> int:
         patch_len=8,
         mean_span=4.0,
         mask_ratio=0.3,
+        # the demo's own recipe, fixed so its table does not move with the defaults
+        mask_unit="step",
+        normalize=True,
+        augment=None,
+        label_smoothing=0.0,
+        min_steps=0,
+        no_decay_norms=False,
+        encoder_lr_scale=1.0,
         verbose=not a.quiet,
     )
     out = Path(a.out)

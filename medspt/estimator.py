@@ -63,6 +63,11 @@ def _is_long_frame(est, X) -> bool:
 class SPTClassifier(ClassifierMixin, BaseEstimator):
     """Transformer classifier with optional self-pretraining on its own training data.
 
+    The defaults were chosen by inner subject-wise validation on training subjects only
+    (``benchmarks/results/select_defaults.md``; the rule is in ``docs/concepts.md``):
+    whole-token masks at 0.4, per-window instance normalization, light augmentation,
+    label smoothing, and a budget of at least 600 optimizer steps per stage.
+
     Parameters
     ----------
     depth : int, default=2
@@ -98,9 +103,9 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         Self-pretrain with masked reconstruction before fine-tuning.
     masking : {"random", "span", "channel", "block"} or callable, default="span"
         What is hidden during pretraining (see :mod:`medspt.masking`).
-    mask_ratio : float, default=0.15
+    mask_ratio : float, default=0.4
         Expected fraction of values hidden, strictly between 0 and 1.
-    mask_unit : {"step", "token"}, default="step"
+    mask_unit : {"step", "token"}, default="token"
         What a mask hides: single time steps (the SPT paper's setting), or whole patch
         tokens (``patch_len`` steps; ``mean_span`` then counts tokens). Step-level masks
         inside a patch are mostly interpolation, since the patch embedding sees the
@@ -110,8 +115,9 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         Mean length (in steps) of hidden spans / blocks.
     channel_groups : list or dict, optional
         Channels hidden together by ``masking="channel"`` (indices or names).
-    pretrain_epochs, epochs : int, default=20, 30
-        Maximum epochs of pretraining and of fine-tuning (early stopping may end sooner).
+    pretrain_epochs, epochs : int, default=10, 15
+        Maximum epochs of pretraining and of fine-tuning (early stopping may end sooner),
+        raised where needed to reach ``min_steps``.
     batch_size : int, default=64
     lr : float, default=1e-3
         Peak learning rate (AdamW, linear warm-up then cosine decay).
@@ -127,19 +133,19 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
     val_size : float, default=0.2
         Fraction of training *subjects* held out for early stopping and model selection
         (needs at least 4 subjects; 0 disables validation: all epochs, final weights).
-    augment : None, str or list of str, default=None
+    augment : None, str or list of str, default="jitter,scale,shift"
         Augment fine-tuning batches (never the validation or prediction windows):
-        ``"jitter"``, ``"scale"``, ``"channel_dropout"`` (:mod:`medspt.augment`), as a list
-        or a comma-separated string.
-    label_smoothing : float, default=0.0
+        ``"jitter"``, ``"scale"``, ``"channel_dropout"``, ``"shift"``, ``"mixup"``
+        (:mod:`medspt.augment`), as a list or a comma-separated string; None for none.
+    label_smoothing : float, default=0.1
         Label smoothing of the fine-tuning loss, in [0, 1).
-    min_steps : int, default=0
+    min_steps : int, default=600
         Floor on the optimizer steps of each stage: with few training windows, an epoch
         is a handful of steps, so the number of epochs is raised until a stage makes at
         least this many (``epochs`` / ``pretrain_epochs`` still count when larger).
-    no_decay_norms : bool, default=False
+    no_decay_norms : bool, default=True
         No weight decay on biases, norm weights, positions and the class token.
-    encoder_lr_scale : float, default=1.0
+    encoder_lr_scale : float, default=0.5
         When fine-tuning after pretraining, the encoder trains at ``lr * encoder_lr_scale``
         and the new classification head at ``lr`` (e.g. 0.3: the pretrained encoder moves
         less). Ignored without pretraining.
@@ -150,7 +156,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         Weight the loss by inverse class frequency.
     linear_probe : bool, default=False
         After pretraining, train only the classification head.
-    normalize : {True, "channel", "window", "instance", False}, default=True
+    normalize : {True, "channel", "window", "instance", False}, default="instance"
         True or ``"channel"``: standardize each channel with statistics of the training
         windows (NaN ignored). ``"window"``: first subtract each window's own mean per
         channel, then scale each channel by the training windows' spread. This removes
@@ -212,12 +218,12 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         hierarchical_stages: str = "all",
         pretrain: bool = True,
         masking="span",
-        mask_ratio: float = 0.15,
-        mask_unit: str = "step",
+        mask_ratio: float = 0.4,
+        mask_unit: str = "token",
         mean_span: float = 3.0,
         channel_groups=None,
-        pretrain_epochs: int = 20,
-        epochs: int = 30,
+        pretrain_epochs: int = 10,
+        epochs: int = 15,
         batch_size: int = 64,
         lr: float = 1e-3,
         weight_decay: float = 0.01,
@@ -225,15 +231,15 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         grad_clip: float | None = 1.0,
         patience: int | None = 10,
         val_size: float = 0.2,
-        augment=None,
-        label_smoothing: float = 0.0,
-        min_steps: int = 0,
-        no_decay_norms: bool = False,
-        encoder_lr_scale: float = 1.0,
+        augment="jitter,scale,shift",
+        label_smoothing: float = 0.1,
+        min_steps: int = 600,
+        no_decay_norms: bool = True,
+        encoder_lr_scale: float = 0.5,
         n_estimators: int = 1,
         class_weight: str | None = "balanced",
         linear_probe: bool = False,
-        normalize: bool | str = True,
+        normalize: bool | str = "instance",
         device: str = "auto",
         random_state: int = 0,
         verbose: bool = False,

@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from medspt.augment import augment
+from medspt.augment import augment, mixup
 from medspt.masking import make_mask
 from medspt.model import ModelConfig, SPTTransformer
 
@@ -298,8 +298,18 @@ def finetune(
 
     def step(idx, gen):
         idx = idx.to(dev)
-        xb = augment(X[idx], augmentations, gen)
-        return F.cross_entropy(model(xb), y[idx], weight=w, label_smoothing=label_smoothing)
+        xb, yb = augment(X[idx], augmentations, gen), y[idx]
+        if "mixup" not in augmentations:
+            return F.cross_entropy(model(xb), yb, weight=w, label_smoothing=label_smoothing)
+        xb, ya, yb, lam = mixup(xb, yb, gen)  # blended windows need blended targets
+        logits = model(xb)
+
+        def loss(target):  # per window
+            return F.cross_entropy(
+                logits, target, weight=w, label_smoothing=label_smoothing, reduction="none"
+            )
+
+        return (lam * loss(ya) + (1 - lam) * loss(yb)).mean()
 
     eval_fn = None
     if X_val is not None and len(X_val):

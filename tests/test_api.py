@@ -5,6 +5,7 @@ from conftest import FAST, subject_frame
 
 import medspt
 from medspt import FramePredictions, evaluate, fit_spt, subject_folds, summarize
+from medspt.api import config_params
 from medspt.errors import InputError
 
 
@@ -20,6 +21,7 @@ def test_fit_spt_learns_above_chance_on_held_out_subjects():
         d_model=32,
         n_heads=4,
         pretrain_epochs=5,
+        min_steps=0,
         epochs=25,
         patience=None,
         lr=2e-3,
@@ -90,6 +92,9 @@ def test_evaluate_runs_scratch_and_spt_on_identical_subject_folds(frame):
     steps = res.groupby(["config", "fold", "depth"])["optimizer_steps"].first().unstack(0)
     budget = FAST["epochs"] + FAST["pretrain_epochs"]
     assert (steps["scratch-long"] * FAST["epochs"] == steps["scratch"] * budget).all()
+    # with a step floor, the control's floor covers both of SPT's stages
+    assert config_params("scratch-long", 2, 0, {"min_steps": 300})["min_steps"] == 600
+    assert config_params("spt-span", 2, 0, {"min_steps": 300})["min_steps"] == 300
     # out-of-fold predictions: every test window once per fit, subjects never in training
     pred = res.predictions
     assert len(pred) == res["n_test"].sum()

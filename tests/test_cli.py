@@ -8,6 +8,7 @@ import pytest
 from conftest import subject_frame
 
 import medspt
+from medspt import SPTClassifier
 from medspt.cli import main
 
 
@@ -32,6 +33,8 @@ def test_fit_then_predict_from_csv(tmp_path, capsys):
             "1",
             "--epochs",
             "2",
+            "--min-steps",
+            "0",
             "--masking",
             "block",
             "--out",
@@ -73,6 +76,8 @@ def test_parquet_input(tmp_path):
                 "1",
                 "--epochs",
                 "1",
+                "--min-steps",
+                "0",
                 "--out",
                 str(out),
             ]
@@ -140,7 +145,12 @@ def test_evaluate_takes_grid_options_not_single_ones():
     assert (f.depth, f.seed, f.masking) == (4, 3, "span")
     from medspt.cli import _model_params
 
-    assert _model_params(f)["normalize"] is True  # the default: per-channel statistics
+    # the command line's defaults are the estimator's
+    assert _model_params(f)["normalize"] == SPTClassifier().normalize == "instance"
+    assert _model_params(f)["augment"] == ["jitter", "scale", "shift"]
+    assert _model_params(f)["min_steps"] == SPTClassifier().min_steps
+    none = build_parser().parse_args(["fit", "--data", "x.csv", "--augment", "none"])
+    assert _model_params(none)["augment"] is None
     w = build_parser().parse_args(["fit", "--data", "x.csv", "--normalize", "window"])
     assert _model_params(w)["normalize"] == "window"
 

@@ -256,7 +256,7 @@ def _demo_models(tmp_path):
     for name, pretrain in (("scratch", False), ("spt", True)):
         p = tmp_path / f"{name}.safetensors"
         args = ["fit", "--data", str(path), "--window", "4s", "--depth", "2", "--d-model", "16"]
-        args += ["--epochs", "2", "--pretrain-epochs", "1", "--out", str(p)]
+        args += ["--epochs", "2", "--pretrain-epochs", "1", "--min-steps", "0", "--out", str(p)]
         assert main(args + (["--no-pretrain"] if not pretrain else [])) == 0
         paths.append(p)
     return df, path, paths

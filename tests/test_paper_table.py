@@ -14,7 +14,7 @@ import sensitivity  # noqa: E402
 
 from medspt.study import results_frame, run_study  # noqa: E402
 
-TINY = dict(d_model=8, n_heads=2, epochs=1, pretrain_epochs=1, batch_size=128)
+TINY = dict(d_model=8, n_heads=2, epochs=1, pretrain_epochs=1, batch_size=128, min_steps=0)
 
 
 def test_variant_names_follow_the_settings_that_differ():

@@ -14,7 +14,9 @@ from medspt.splits import check_folds, fold_split, subject_folds, validation_spl
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import baselines as bl  # noqa: E402
 
-TINY = dict(d_model=8, n_heads=2, epochs=1, pretrain_epochs=1, patch_len=8, batch_size=256)
+TINY = dict(
+    d_model=8, n_heads=2, epochs=1, pretrain_epochs=1, patch_len=8, batch_size=256, min_steps=0
+)
 
 
 def _labels(n_sub=12, per=5):

@@ -91,6 +91,7 @@ def test_fit_spt_and_cli_take_the_hierarchical_options(tmp_path):
     out = tmp_path / "m.safetensors"
     argv = ["fit", "--data", str(data), "--window", "2s", "--depth", "1", "--d-model", "16"]
     argv += ["--n-heads", "2", "--patch-len", "2", "--pretrain-epochs", "1", "--epochs", "2"]
+    argv += ["--min-steps", "0"]
     argv += ["--attention", "hierarchical", "--recover-epochs", "1", "--out", str(out)]
     assert main(argv) == 0
     back = medspt.load(out)
@@ -117,6 +118,7 @@ def test_hierarchical_fits_gaitpd_windows_of_1000_steps():
         n_heads=2,
         pretrain_epochs=1,
         epochs=1,
+        min_steps=0,
         val_size=0,
     )
     assert clf.model_.config.n_patches == 1000

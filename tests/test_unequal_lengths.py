@@ -162,7 +162,8 @@ def test_cli_fits_whole_recordings_with_window_none(tmp_path, capsys):
     vowels_frame(n_speakers=4, cases=6).to_csv(data, index=False)
     model = tmp_path / "m.safetensors"
     args = ["fit", "--data", str(data), "--window", "none", "--patch-len", "2", "--d-model", "16"]
-    assert main(args + ["--epochs", "2", "--pretrain-epochs", "1", "--out", str(model)]) == 0
+    args += ["--epochs", "2", "--pretrain-epochs", "1", "--min-steps", "0"]
+    assert main(args + ["--out", str(model)]) == 0
     clf = load(model)
     assert clf.frame_spec_.window is None and clf.n_steps_ == clf.frame_spec_.length
     out = tmp_path / "pred.csv"

@@ -1,0 +1,314 @@
+"""The default model on the real protocols: what a user gets with no settings at all.
+
+"The default" is ``medspt.evaluate(protocol.windows, cv=protocol.folds)`` with no model
+settings: SPT with the estimator's defaults, its label-only ``scratch`` model and the
+compute-matched ``scratch-long`` control, on the protocol's 5 subject-wise folds, seeds
+0, 1, 2. The defaults were fixed beforehand by inner validation on training subjects
+(``benchmarks/select_defaults.py``); this script only scores them, once.
+
+Beside it, on the same folds:
+
+- tsai MiniRocket's out-of-fold predictions (``baselines_<protocol>_minirocket-oof``), the
+  baseline to beat, compared subject-wise (paired, issue-8 statistics);
+- an ablation, seed 0: the default with one of its levers removed at a time, and the
+  previous default (all levers removed). Ablation rows are scored on the test folds, so
+  they explain the default; they choose nothing.
+
+Targets (issue 15): GPD-1 balanced accuracy >= 0.80 and subject accuracy >= 0.85; NE-1
+balanced accuracy >= 0.70; the default's mean above MiniRocket's on both.
+
+    MEDSPT_DATA=/path/to/data python benchmarks/default_model.py --protocol NE-1
+    python benchmarks/default_model.py --report-only
+
+Each (variant, seed) run is kept in ``benchmarks/results/default_model/`` (rows as CSV,
+out-of-fold predictions as compressed CSV), so an interrupted run resumes where it
+stopped; ``default_model.md`` holds the tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+from _common import RESULTS, git_revision, machine
+
+OUT = RESULTS / "default_model"
+MD = RESULTS / "default_model.md"
+TARGETS = {
+    "GPD-1": {"balanced_accuracy": 0.80, "subject_accuracy": 0.85},
+    "NE-1": {"balanced_accuracy": 0.70},
+}
+# lever -> the settings that remove it from the default
+ABLATION: dict[str, dict] = {
+    "step masks": {"mask_unit": "step", "mask_ratio": 0.15},
+    "channel scaling": {"normalize": True},
+    "no augmentation": {"augment": None},
+    "plain optimizer": {
+        "label_smoothing": 0.0,
+        "no_decay_norms": False,
+        "encoder_lr_scale": 1.0,
+        "min_steps": 0,
+    },
+    "previous default": {
+        "mask_unit": "step",
+        "mask_ratio": 0.15,
+        "normalize": True,
+        "augment": None,
+        "label_smoothing": 0.0,
+        "no_decay_norms": False,
+        "encoder_lr_scale": 1.0,
+        "min_steps": 0,
+        "pretrain_epochs": 20,
+        "epochs": 30,
+    },
+}
+SEEDS = (0, 1, 2)
+
+
+def _plan() -> list[tuple[str, int]]:
+    """(variant, seed) runs in order: every variant with seed 0 first, so a partial run
+    has the whole picture once before it repeats seeds."""
+    runs = [("default", 0), *[(name, 0) for name in ABLATION]]
+    return runs + [("default", s) for s in SEEDS[1:]]
+
+
+def _default_masking() -> str:
+    from medspt import SPTClassifier
+
+    return SPTClassifier().masking
+
+
+def _paths(protocol: str, variant: str, seed: int):
+    stem = OUT / protocol / f"{variant.replace(' ', '-')}_seed{seed}"
+    return stem.with_suffix(".csv"), stem.parent / (stem.name + "_predictions.csv.gz")
+
+
+def run_one(p, variant: str, seed: int) -> None:
+    """One evaluate call over the protocol's folds; rows and predictions to files."""
+    from medspt import evaluate
+
+    rows_csv, pred_csv = _paths(p.name, variant, seed)
+    if rows_csv.exists():
+        return
+    start = time.time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if variant == "default":
+            res = evaluate(p.windows, cv=p.folds, seeds=(seed,), verbose=False)
+        else:
+            res = evaluate(
+                p.windows,
+                cv=p.folds,
+                seeds=(seed,),
+                scratch=False,
+                maskings=(_default_masking(),),
+                verbose=False,
+                **ABLATION[variant],
+            )
+            name = f"spt-{_default_masking()} - {variant}"
+            res["config"] = name
+            res.predictions["config"] = name
+    rows_csv.parent.mkdir(parents=True, exist_ok=True)
+    res.predictions.to_csv(pred_csv, index=False, float_format="%.4g")
+    pd.DataFrame(res).assign(protocol=p.name).to_csv(rows_csv, index=False)
+    print(f"{p.name} {variant} seed {seed}: {(time.time() - start) / 60:.1f} min", flush=True)
+
+
+def load(protocol: str):
+    """All finished runs of a protocol with MiniRocket's rows and predictions, as one
+    :class:`medspt.api.Results`."""
+    from medspt.api import Results
+
+    rows, preds = [], []
+    for csv in sorted((OUT / protocol).glob("*_seed*.csv")):
+        rows.append(pd.read_csv(csv))
+        preds.append(pd.read_csv(csv.parent / (csv.stem + "_predictions.csv.gz")))
+    base = RESULTS / f"baselines_{protocol}_minirocket-oof.csv"
+    if base.exists():
+        rows.append(pd.read_csv(base))
+        preds.append(pd.read_csv(base.with_name(base.stem + "_predictions.csv.gz")))
+    out = Results(pd.concat(rows, ignore_index=True))
+    out.predictions = pd.concat(preds, ignore_index=True)
+    return out
+
+
+def _cell(value: float, bold: bool = False) -> str:
+    """A score to 3 decimals; "–" where it does not exist (e.g. subject accuracy when
+    every subject has windows of every class)."""
+    if pd.isna(value):
+        return "–"
+    return f"**{value:.3f}**" if bold else f"{value:.3f}"
+
+
+def fold_table(res, protocol: str, spt: str) -> str:
+    """The default SPT model against MiniRocket, fold by fold (seeds averaged)."""
+    metrics = ["balanced_accuracy", "subject_accuracy"]
+    per = res.groupby(["config", "fold"])[metrics].mean()
+    lines = [
+        "| fold | SPT default: balanced acc. | subject acc. | MiniRocket: balanced acc. "
+        "| subject acc. |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    for fold in sorted(res["fold"].unique()):
+        a = per.loc[(spt, fold)] if (spt, fold) in per.index else None
+        b = per.loc[("tsai-minirocket", fold)] if ("tsai-minirocket", fold) in per.index else None
+        cells = [_cell(v[m] if v is not None else np.nan) for v in (a, b) for m in metrics]
+        lines.append(f"| {fold} | " + " | ".join(cells) + " |")
+    mean = res.groupby("config")[metrics].mean()
+    cells = [
+        _cell(mean.loc[c, m] if c in mean.index else np.nan, bold=True)
+        for c in (spt, "tsai-minirocket")
+        for m in metrics
+    ]
+    lines.append("| mean | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def target_lines(res, protocol: str, spt: str) -> list[str]:
+    mean = res.groupby("config")[["balanced_accuracy", "subject_accuracy"]].mean()
+    out = []
+    for metric, goal in TARGETS.get(protocol, {}).items():
+        got = mean.loc[spt, metric] if spt in mean.index else float("nan")
+        if pd.isna(got):
+            out.append(f"- {metric.replace('_', ' ')} target {goal:.2f}: not scored")
+            continue
+        out.append(
+            f"- {metric.replace('_', ' ')} target {goal:.2f}: {got:.3f} "
+            + ("(met)" if got >= goal else f"(**not met**, short by {goal - got:.3f})")
+        )
+    if "tsai-minirocket" in mean.index and spt in mean.index:
+        a, b = mean.loc[spt, "balanced_accuracy"], mean.loc["tsai-minirocket", "balanced_accuracy"]
+        out.append(
+            f"- above MiniRocket's mean balanced accuracy ({b:.3f}): {a:.3f} "
+            + ("(met)" if a > b else "(**not met**)")
+        )
+    return out
+
+
+def section(protocol: str) -> list[str]:
+    from medspt.api import comparison_table, markdown_comparisons
+
+    res = load(protocol)
+    spt = f"spt-{_default_masking()}"
+    if spt not in set(res["config"]):
+        return [f"## {protocol}", "", "No run yet.", ""]
+    depth = float(res.loc[res["config"] == spt, "depth"].iloc[0])
+    nan = float("nan")
+    pairs = [((spt, depth), ("scratch", depth)), ((spt, depth), ("scratch-long", depth))]
+    if "tsai-minirocket" in set(res["config"]):
+        pairs += [((spt, depth), ("tsai-minirocket", nan))]
+        pairs += [(("scratch-long", depth), ("tsai-minirocket", nan))]
+    declared = comparison_table(res, [p for p in pairs if p[1][0] in set(res["config"])])
+    ablated = [c for c in sorted(set(res["config"])) if c.startswith(spt + " - ")]
+    seed0 = res[res["seed"] == 0]
+    seed0.predictions = res.predictions[res.predictions["seed"] == 0]
+    ablation = comparison_table(seed0, [((c, depth), (spt, depth)) for c in ablated])
+    seeds = sorted(res.loc[res["config"] == spt, "seed"].unique().tolist())
+    main = (spt, "scratch", "scratch-long")
+    steps = res.groupby("config")["optimizer_steps"].mean()
+    wall = res.groupby("config")["wall_time_s"].mean()
+    lines = [
+        f"## {protocol}",
+        "",
+        f"Default SPT model ({spt}, depth {depth:g}), seeds {seeds}, "
+        f"{res['fold'].nunique()} subject-wise folds. "
+        "Mean optimizer steps per fit: "
+        + ", ".join(f"{c} {steps[c]:.0f}" for c in main if c in steps.index)
+        + "; mean fit time: "
+        + ", ".join(f"{c} {wall[c]:.0f} s" for c in main if c in wall.index)
+        + ".",
+        "",
+        *target_lines(res, protocol, spt),
+        "",
+        fold_table(res, protocol, spt),
+        "",
+        "Declared comparisons (seeds averaged within folds and subjects; subject-level "
+        "sign-flip test and bootstrap interval; Holm over this table):",
+        "",
+        markdown_comparisons(declared).rstrip(),
+        "",
+    ]
+    if ablated:
+        lines += [
+            "Ablation, seed 0: each row removes one lever from the default and is compared "
+            "with the default's seed-0 run on the same folds (negative: the lever helped).",
+            "",
+            markdown_comparisons(ablation).rstrip(),
+            "",
+        ]
+    return lines
+
+
+def report(protocols: list[str], command: str) -> str:
+    from medspt import SPTClassifier
+
+    defaults = SPTClassifier().get_params()
+    keys = [
+        "depth", "d_model", "patch_len", "masking", "mask_unit", "mask_ratio", "normalize",
+        "augment", "label_smoothing", "no_decay_norms", "encoder_lr_scale", "pretrain_epochs",
+        "epochs", "min_steps", "batch_size", "lr",
+    ]  # fmt: skip
+    lines = [
+        "# The default model against MiniRocket",
+        "",
+        "What `evaluate(protocol.windows, cv=protocol.folds)` gives with no settings. The "
+        "defaults were chosen before this run by inner validation on training subjects "
+        "(`select_defaults.md`); nothing here was chosen on these test folds.",
+        "",
+        "Defaults: " + ", ".join(f"`{k}={defaults[k]!r}`" for k in keys) + ".",
+        "",
+    ]
+    for name in protocols:
+        lines += section(name)
+    lines += [
+        "Ablation names: *step masks* = single-step masks at ratio 0.15; *channel scaling* "
+        "= global per-channel scaling instead of per-window instance normalization; *no "
+        "augmentation*; *plain optimizer* = no label smoothing, weight decay on every "
+        "weight, one learning rate, no step floor; *previous default* = all of these and "
+        "20 + 30 epochs.",
+        "",
+        f"- command: `{command}`",
+        f"- date: {dt.datetime.now():%Y-%m-%d %H:%M}; code {git_revision()}",
+        "- machine: {cpu}, {cores} logical cores, {os}; torch threads 1".format(**machine()),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# what produced the stored rows (the table itself is rebuilt with --report-only)
+RUN_COMMAND = (
+    "MEDSPT_DATA=... python benchmarks/default_model.py --protocol GPD-1 "
+    "(and --protocol NE-1 in a second process)"
+)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--protocol", nargs="+", default=["GPD-1", "NE-1"])
+    ap.add_argument("--root", default=os.environ.get("MEDSPT_DATA"))
+    ap.add_argument("--report-only", action="store_true")
+    args = ap.parse_args(argv)
+    if not args.report_only:
+        import torch
+
+        from medspt.datasets.protocols import protocol
+
+        torch.set_num_threads(1)  # one process per protocol on a small machine
+        for name in args.protocol:
+            p = protocol(name, root=args.root)
+            for variant, seed in _plan():
+                run_one(p, variant, seed)
+    present = [n for n in ("GPD-1", "NE-1") if (OUT / n).exists()]
+    MD.write_text(report(present, RUN_COMMAND))
+    print(MD.read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    sys.exit(main())
