@@ -69,12 +69,13 @@ ABLATION: dict[str, dict] = {
     },
 }
 SEEDS = (0, 1, 2)
+DEEPER = 4  # "does SPT help a deeper model?": scratch, scratch-long and SPT at this depth
 
 
 def _plan() -> list[tuple[str, int]]:
     """(variant, seed) runs in order: every variant with seed 0 first, so a partial run
     has the whole picture once before it repeats seeds."""
-    runs = [("default", 0), *[(name, 0) for name in ABLATION]]
+    runs = [("default", 0), *[(name, 0) for name in ABLATION], (f"depth {DEEPER}", 0)]
     return runs + [("default", s) for s in SEEDS[1:]]
 
 
@@ -82,6 +83,21 @@ def _default_masking() -> str:
     from medspt import SPTClassifier
 
     return SPTClassifier().masking
+
+
+def _default_depth() -> int:
+    from medspt import SPTClassifier
+
+    return SPTClassifier().depth
+
+
+def _at_depth(res, depth: float):
+    """Rows (and predictions) at one depth, with the baselines (no depth)."""
+    keep = res["depth"].isna() | (res["depth"] == depth)
+    out = res[keep]
+    pred = res.predictions
+    out.predictions = pred[pred["depth"].isna() | (pred["depth"] == depth)]
+    return out
 
 
 def _paths(protocol: str, variant: str, seed: int):
@@ -101,6 +117,8 @@ def run_one(p, variant: str, seed: int) -> None:
         warnings.simplefilter("ignore")
         if variant == "default":
             res = evaluate(p.windows, cv=p.folds, seeds=(seed,), verbose=False)
+        elif variant == f"depth {DEEPER}":
+            res = evaluate(p.windows, cv=p.folds, seeds=(seed,), depths=(DEEPER,), verbose=False)
         else:
             res = evaluate(
                 p.windows,
@@ -194,11 +212,12 @@ def target_lines(res, protocol: str, spt: str) -> list[str]:
 def section(protocol: str) -> list[str]:
     from medspt.api import comparison_table, markdown_comparisons
 
-    res = load(protocol)
+    everything = load(protocol)
     spt = f"spt-{_default_masking()}"
+    depth = float(_default_depth())
+    res = _at_depth(everything, depth)
     if spt not in set(res["config"]):
         return [f"## {protocol}", "", "No run yet.", ""]
-    depth = float(res.loc[res["config"] == spt, "depth"].iloc[0])
     nan = float("nan")
     pairs = [((spt, depth), ("scratch", depth)), ((spt, depth), ("scratch-long", depth))]
     if "tsai-minirocket" in set(res["config"]):
@@ -234,6 +253,16 @@ def section(protocol: str) -> list[str]:
         markdown_comparisons(declared).rstrip(),
         "",
     ]
+    deeper = _at_depth(everything, float(DEEPER))
+    if spt in set(deeper.loc[deeper["depth"] == DEEPER, "config"]):
+        pairs = [((spt, DEEPER), ("scratch", DEEPER)), ((spt, DEEPER), ("scratch-long", DEEPER))]
+        lines += [
+            f"Depth {DEEPER}, seed 0: does SPT help a deeper model? (Same folds; the "
+            "compute-matched scratch-long is the control that counts.)",
+            "",
+            markdown_comparisons(comparison_table(deeper, pairs)).rstrip(),
+            "",
+        ]
     if ablated:
         lines += [
             "Ablation, seed 0: each row removes one lever from the default and is compared "

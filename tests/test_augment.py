@@ -143,3 +143,15 @@ def test_mixup_and_shift_train_reproducibly_and_change_the_fit(arrays):
     losses = [r["train_loss"] for r in a.history_["finetune"]]
     assert np.isfinite(losses).all()
     assert losses != [r["train_loss"] for r in plain.history_["finetune"]]
+
+
+def test_mixup_draws_come_from_the_generator():
+    x, y = torch.randn(32, 2, 8), torch.arange(32) % 2
+    a = mixup(x, y, torch.Generator().manual_seed(3))
+    b = mixup(x, y, torch.Generator().manual_seed(3))
+    c = mixup(x, y, torch.Generator().manual_seed(4))
+    for u, v in zip(a, b):
+        torch.testing.assert_close(u, v)
+    assert not torch.equal(a[3], c[3]) and not torch.equal(a[2], c[2])
+    one = [float(_beta(1, torch.Generator().manual_seed(s))[0]) for s in range(20)]
+    assert all(0 < v < 1 for v in one) and len(set(one)) == 20

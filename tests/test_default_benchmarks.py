@@ -101,6 +101,6 @@ def test_default_model_report_aggregates_the_stored_runs(windows, tmp_path, monk
 def test_the_plan_runs_every_variant_once_before_repeating_seeds():
     plan = dm._plan()
     seed0 = [v for v, s in plan if s == 0]
-    assert seed0 == ["default", *dm.ABLATION]
+    assert seed0 == ["default", *dm.ABLATION, f"depth {dm.DEEPER}"]
     assert plan[len(seed0) :] == [("default", s) for s in dm.SEEDS[1:]]
     assert len(set(plan)) == len(plan)
