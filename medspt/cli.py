@@ -11,7 +11,7 @@ import pandas as pd
 
 from medspt.augment import AUGMENTATIONS, check_augment
 from medspt.errors import InputError, ModelFileError
-from medspt.estimator import SPTClassifier
+from medspt.estimator import PAPER_RECIPE, SPTClassifier
 from medspt.tables import read_table
 
 # one source of truth: the command line's defaults are the estimator's
@@ -214,15 +214,8 @@ def cmd_demo(a) -> int:
         n_heads=4,
         patch_len=8,
         mean_span=4.0,
-        mask_ratio=0.3,
         # the demo's own recipe, fixed so its table does not move with the defaults
-        mask_unit="step",
-        normalize=True,
-        augment=None,
-        label_smoothing=0.0,
-        min_steps=0,
-        no_decay_norms=False,
-        encoder_lr_scale=1.0,
+        **{**PAPER_RECIPE, "mask_ratio": 0.3},
         verbose=not a.quiet,
     )
     out = Path(a.out)
