@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import difflib
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter
 
 import numpy as np
@@ -18,7 +20,9 @@ from medspt.stats import SUBJECT_METRICS, compare_folds, compare_subjects, holm
 
 __all__ = [
     "CONTROLS",
+    "DATA_DEFAULTS",
     "Results",
+    "check_params",
     "config_params",
     "evaluate",
     "fit_fold",
@@ -83,6 +87,71 @@ def config_params(config: str, depth: int, seed: int, params: dict | None = None
     return out
 
 
+def _keywords(function) -> tuple[str, ...]:
+    """The keyword arguments a function names (not ``data`` or ``**params``)."""
+    return tuple(
+        name
+        for name, p in inspect.signature(function).parameters.items()
+        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and name not in ("data", "df")
+    )
+
+
+def check_params(
+    params: Mapping, function: Callable, *, grid: bool = False, in_params: bool = False
+) -> None:
+    """Refuse keywords that are neither :class:`SPTClassifier` parameters nor keyword
+    arguments of ``function``.
+
+    The one check behind ``fit_spt(**params)``, ``evaluate(**params)`` and
+    ``run_study(params=...)``: an :class:`~medspt.InputError` names each bad keyword
+    and suggests the closest known ones (``n_head`` -> ``n_heads``); ``seed`` is told
+    that the seed is ``random_state`` (``--seed`` on the command line), or ``seeds`` for
+    the grids (``grid=True``). ``in_params``: ``params`` is a dict argument of
+    ``function``, so a keyword of ``function`` itself belongs outside it.
+    """
+    estimator = set(inspect.signature(SPTClassifier.__init__).parameters) - {"self"}
+    where, own = function.__name__, _keywords(function)
+    problems = []
+    for key, value in params.items():
+        if key in estimator:
+            continue
+        if key == "seed":
+            if grid:
+                problems.append(
+                    f"seed={value!r}: the seeds of {where} are called seeds here (--seeds on "
+                    f"the command line), e.g. seeds=({value!r},)"
+                )
+            else:
+                problems.append(
+                    f"seed={value!r}: the seed is called random_state here (--seed on the "
+                    "command line)"
+                )
+            continue
+        if in_params and key in own:
+            problems.append(
+                f"{key!r} is an argument of {where}() itself, not an SPTClassifier parameter: "
+                f"pass {key}=... to {where}() rather than in params"
+            )
+            continue
+        close = difflib.get_close_matches(str(key), sorted(estimator | set(own)), n=3)
+        what = (
+            f"unknown entry {key!r} in params of {where}()"
+            if in_params
+            else (f"{where}() got an unknown keyword argument {key!r}")
+        )
+        problems.append(
+            what
+            + (
+                f"; did you mean {' or '.join(map(repr, close))}?"
+                if close
+                else "; it takes the SPTClassifier parameters (help(medspt.SPTClassifier))"
+                + (f" and {', '.join(own)}" if own and not in_params else "")
+            )
+        )
+    if problems:
+        raise InputError("; ".join(problems))
+
+
 def _default_window(df: pd.DataFrame, window, fs, time_col) -> int | str:
     if window != "auto":
         return window
@@ -103,6 +172,7 @@ def windows_from(
     window: int | str = "auto",
     stride: int | str | None = None,
     max_missing: float = 0.5,
+    drop_short: bool = False,
 ) -> tuple[WindowSet, WindowSpec | None]:
     """Turn a long DataFrame, a WindowSet or arrays into a WindowSet (+ how it was cut)."""
     if isinstance(data, WindowSet):
@@ -120,6 +190,7 @@ def windows_from(
             channels=channels,
             fs=fs,
             max_missing=max_missing,
+            drop_short=drop_short,
         )
         win = ws.X.shape[2]
         step = _to_samples(stride, ws.fs, "stride") if stride is not None else win
@@ -156,6 +227,7 @@ def fit_spt(
     window: int | str = "auto",
     stride: int | str | None = None,
     max_missing: float = 0.5,
+    drop_short: bool = False,
     **params,
 ) -> SPTClassifier:
     """Fit a self-pretrained Transformer classifier on a long DataFrame of recordings.
@@ -179,9 +251,16 @@ def fit_spt(
         10 s when the sampling rate is known, else 200 samples. Stride defaults to the
         window (no overlap). ``None``: one case per recording, each of its own length
         (shorter ones padded; the model never attends to padding).
+    max_missing : float, default=0.5
+        Windows (or cases) with a larger fraction of missing values are dropped.
+    drop_short : bool, default=False
+        Drop subjects without one complete window within a label (with a warning)
+        instead of stopping with an error.
     **params
         Any :class:`~medspt.SPTClassifier` parameter; ``masking="span"`` and
-        ``pretrain=True`` by default.
+        ``pretrain=True`` by default. The seed is ``random_state`` (``--seed`` on the
+        command line). An unknown keyword is an :class:`~medspt.InputError` naming the
+        closest parameter.
 
     Returns
     -------
@@ -189,6 +268,7 @@ def fit_spt(
         Fitted; ``predict(df)`` gives per-window and per-recording predictions. For an
         honest accuracy estimate use :func:`evaluate` (subject-wise cross-validation).
     """
+    check_params(params, fit_spt)
     if isinstance(df, pd.DataFrame):
         ws, spec = windows_from(
             df,
@@ -201,6 +281,7 @@ def fit_spt(
             window=window,
             stride=stride,
             max_missing=max_missing,
+            drop_short=drop_short,
         )
     elif isinstance(df, WindowSet):
         ws, spec = df, None
@@ -215,6 +296,15 @@ def fit_spt(
     clf.fit(ws, groups=ws.groups)
     clf.frame_spec_ = spec
     return clf
+
+
+# How a long table is read and cut: the keyword arguments of fit_spt, shared by evaluate,
+# run_study and the command line's data options, with their defaults.
+DATA_DEFAULTS = {
+    name: p.default
+    for name, p in inspect.signature(fit_spt).parameters.items()
+    if p.kind is p.KEYWORD_ONLY
+}
 
 
 def fit_fold(
@@ -290,6 +380,8 @@ def evaluate(
     fs: float | None = None,
     window: int | str = "auto",
     stride: int | str | None = None,
+    max_missing: float = 0.5,
+    drop_short: bool = False,
     verbose: bool = True,
     **params,
 ) -> Results:
@@ -310,8 +402,12 @@ def evaluate(
         With ``scratch`` and at least one masking, also train ``scratch-long``: label-only
         training for SPT's whole budget (pretraining + fine-tuning epochs, the same number
         of optimizer steps), the compute-matched control for "SPT helps".
+    label, subject, recording, time, channels, fs, window, stride, max_missing, drop_short
+        How a DataFrame is read and cut, as in :func:`fit_spt`.
     **params
-        Further :class:`~medspt.SPTClassifier` parameters shared by all configurations.
+        Further :class:`~medspt.SPTClassifier` parameters shared by all configurations
+        (an unknown keyword is an :class:`~medspt.InputError`; the seeds are ``seeds``,
+        ``--seeds`` on the command line).
 
     Returns
     -------
@@ -325,6 +421,7 @@ def evaluate(
         out-of-fold predictions of every window, fit and seed (see :class:`Results`);
         :func:`summarize` uses them to test over subjects.
     """
+    check_params(params, evaluate, grid=True)
     ws, _ = windows_from(
         data,
         y,
@@ -337,6 +434,8 @@ def evaluate(
         fs=fs,
         window=window,
         stride=stride,
+        max_missing=max_missing,
+        drop_short=drop_short,
     )
     if ws.y is None:
         raise InputError("evaluation needs labels")

@@ -5,153 +5,30 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pandas as pd
 
-from medspt.augment import AUGMENTATIONS, check_augment
+from medspt.cli_args import (
+    DEFAULTS,
+    add_data_args,
+    add_grid_args,
+    add_model_args,
+    cli_hints,
+    command_parser,
+    data_kwargs,
+    model_params,
+    show_warnings_as,
+)
 from medspt.errors import InputError, ModelFileError
-from medspt.estimator import PAPER_RECIPE, SPTClassifier
+from medspt.estimator import PAPER_RECIPE
+from medspt.masking import STRATEGIES
 from medspt.tables import read_table
 
-# one source of truth: the command line's defaults are the estimator's
-DEFAULTS = SPTClassifier().get_params()
+__all__ = ["DEFAULTS", "build_parser", "main"]
 
-DEMO_MASKINGS = ("random", "span", "channel", "block")
-
-
-def _window_arg(value: str | None):
-    if value is None or value == "auto":
-        return "auto" if value else None
-    if value.lower() == "none":  # one case per recording
-        return None
-    return int(value) if value.isdigit() else value
-
-
-def _add_data_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data", required=True, help="long-format .csv or .parquet file")
-    p.add_argument("--label", default="label", help="label column (default: label)")
-    p.add_argument("--subject", default="subject", help="subject column (default: subject)")
-    p.add_argument("--recording", default="recording", help="recording column, if any")
-    p.add_argument("--time", default="time", help="time column in seconds, if any")
-    p.add_argument(
-        "--channels",
-        default=None,
-        help="comma-separated signal columns (default: all other numeric columns)",
-    )
-    p.add_argument("--fs", type=float, default=None, help="sampling rate in Hz")
-    p.add_argument(
-        "--window",
-        default="auto",
-        help="window: samples (200), seconds (10s), or none (one case per recording)",
-    )
-    p.add_argument("--stride", default=None, help="stride: samples or seconds (default: window)")
-
-
-def _add_model_args(p: argparse.ArgumentParser, grid: bool = False) -> None:
-    """Model options; with ``grid`` (``evaluate``) depth, masking and seed come as lists
-    (``--depths``, ``--maskings``, ``--seeds``) instead, so no single-value twin is
-    accepted and silently ignored."""
-    if not grid:
-        p.add_argument("--depth", type=int, default=DEFAULTS["depth"])
-    p.add_argument("--d-model", type=int, default=DEFAULTS["d_model"])
-    p.add_argument("--n-heads", type=int, default=DEFAULTS["n_heads"])
-    p.add_argument("--patch-len", type=int, default=DEFAULTS["patch_len"])
-    if not grid:
-        p.add_argument("--masking", default=DEFAULTS["masking"], choices=DEMO_MASKINGS)
-    p.add_argument("--mask-ratio", type=float, default=DEFAULTS["mask_ratio"])
-    p.add_argument("--mean-span", type=float, default=DEFAULTS["mean_span"])
-    p.add_argument(
-        "--augment",
-        nargs="+",
-        default=list(check_augment(DEFAULTS["augment"])) or ["none"],
-        choices=(*AUGMENTATIONS, "none"),
-        help="augment fine-tuning batches (never evaluation); none: no augmentation "
-        f"(default: {' '.join(check_augment(DEFAULTS['augment'])) or 'none'})",
-    )
-    p.add_argument("--label-smoothing", type=float, default=DEFAULTS["label_smoothing"])
-    p.add_argument(
-        "--n-estimators",
-        type=int,
-        default=DEFAULTS["n_estimators"],
-        help="models (seeds) averaged in probability; one model file holds them all",
-    )
-    p.add_argument(
-        "--min-steps",
-        type=int,
-        default=DEFAULTS["min_steps"],
-        help="floor on optimizer steps per training stage (small datasets)",
-    )
-    p.add_argument(
-        "--mask-unit",
-        default=DEFAULTS["mask_unit"],
-        choices=("step", "token"),
-        help="hide single time steps (the SPT paper) or whole patch tokens",
-    )
-    p.add_argument("--pretrain-epochs", type=int, default=DEFAULTS["pretrain_epochs"])
-    p.add_argument("--epochs", type=int, default=DEFAULTS["epochs"])
-    p.add_argument(
-        "--attention",
-        default="full",
-        choices=("full", "hierarchical"),
-        help="hierarchical: about linear cost in the number of tokens, for long windows",
-    )
-    p.add_argument(
-        "--recover-epochs",
-        type=int,
-        default=0,
-        help="with --attention hierarchical: epochs of full attention that end training",
-    )
-    p.add_argument(
-        "--normalize",
-        default={True: "channel", False: "none"}.get(DEFAULTS["normalize"], DEFAULTS["normalize"]),
-        choices=("channel", "window", "instance", "none"),
-        help="channel: standardize with training statistics; window: also subtract each "
-        "window's own mean per channel (removes per-subject offsets); instance: also "
-        "standardize each window inside the model by the values it may see (RevIN)",
-    )
-    p.add_argument("--device", default="auto")
-    if not grid:
-        p.add_argument("--seed", type=int, default=DEFAULTS["random_state"])
-
-
-def normalize_value(option: str) -> bool | str:
-    """``--normalize`` choice -> ``SPTClassifier(normalize=...)``."""
-    return {"channel": True, "none": False}.get(option, option)
-
-
-def _model_params(a) -> dict:
-    return dict(
-        d_model=a.d_model,
-        n_heads=a.n_heads,
-        patch_len=a.patch_len,
-        mask_ratio=a.mask_ratio,
-        mean_span=a.mean_span,
-        mask_unit=a.mask_unit,
-        augment=None if "none" in a.augment else a.augment,
-        label_smoothing=a.label_smoothing,
-        min_steps=a.min_steps,
-        n_estimators=a.n_estimators,
-        pretrain_epochs=a.pretrain_epochs,
-        epochs=a.epochs,
-        attention=a.attention,
-        recover_epochs=a.recover_epochs,
-        normalize=normalize_value(a.normalize),
-        device=a.device,
-    )
-
-
-def _data_kwargs(a) -> dict:
-    return dict(
-        label=a.label,
-        subject=a.subject,
-        recording=a.recording,
-        time=a.time,
-        channels=a.channels.split(",") if a.channels else None,
-        fs=a.fs,
-        window=_window_arg(a.window),
-        stride=_window_arg(a.stride),
-    )
+DEMO_MASKINGS = STRATEGIES  # the demo's full grid: every masking strategy
 
 
 def _write_results(results: pd.DataFrame, out: Path, metric: str, title: str) -> pd.DataFrame:
@@ -235,16 +112,9 @@ def cmd_fit(a) -> int:
     from medspt.plots import plot_history
 
     df = read_table(a.data)
-    clf = fit_spt(
-        df,
-        **_data_kwargs(a),
-        depth=a.depth,
-        masking=a.masking,
-        pretrain=not a.no_pretrain,
-        random_state=a.seed,
-        verbose=True,
-        **_model_params(a),
-    )
+    clf = fit_spt(df, **data_kwargs(a), **model_params(a), verbose=not a.quiet)
+    if a.quiet:  # a verbose fit printed it before training
+        print(clf.data_summary_)
     out = Path(a.out)
     clf.save(out)
     plot_history(clf, out.with_suffix(".history.png"))
@@ -277,21 +147,26 @@ def cmd_predict(a) -> int:
 
 def cmd_evaluate(a) -> int:
     from medspt.api import evaluate, windows_from
+    from medspt.data_summary import DataSummary
     from medspt.probes import probe_markdown
     from medspt.splits import subject_folds
 
-    ws, _ = windows_from(read_table(a.data), **_data_kwargs(a))  # cut once, for both
+    ws, _ = windows_from(read_table(a.data), **data_kwargs(a))  # cut once, for both
     if ws.y is None:
         raise InputError(f"--data file {a.data!r} has no labels (--label {a.label})")
+    print(DataSummary.of(ws))
     folds = subject_folds(ws.y, ws.groups, a.cv)
+    print(f"{len(folds)} subject-wise folds; every configuration is fitted on each")
     results = evaluate(
         ws,
         cv=folds,
         depths=tuple(a.depths),
         maskings=tuple(a.maskings),
         seeds=tuple(a.seeds),
+        scratch=not a.no_scratch,
         scratch_long=not a.no_scratch_long,
-        **_model_params(a),
+        verbose=not a.quiet,
+        **model_params(a),
     )
     table = _write_results(results, Path(a.out), a.metric, None)
     print(_markdown(table, a.metric))
@@ -332,7 +207,14 @@ def cmd_diagnose(a) -> int:
     return 0
 
 
+def _out(p: argparse.ArgumentParser, default: str, what: str) -> None:
+    p.add_argument("--out", default=default, help=f"{what} (default: {default})")
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The ``medspt`` parser. ``fit``, ``evaluate`` and ``study run`` share their data and
+    model options (:mod:`medspt.cli_args`): the arguments of ``fit_spt`` / ``evaluate`` /
+    ``run_study`` and of ``SPTClassifier`` in kebab case, with the estimator's defaults."""
     from medspt._version import __version__
 
     parser = argparse.ArgumentParser(
@@ -342,42 +224,63 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("demo", help="scratch vs SPT on built-in synthetic data (~2 min)")
-    p.add_argument("--out", default="medspt-demo", help="output folder (default: medspt-demo)")
-    p.add_argument("--folds", type=int, default=3)
-    p.add_argument("--depths", type=int, nargs="+", default=[1, 2])
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--quick", action="store_true", help="span masking only")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _out(p, "medspt-demo", "output folder")
+    p.add_argument(
+        "--folds", type=int, default=3, help="subject-wise cross-validation folds (default: 3)"
+    )
+    p.add_argument(
+        "--depths", type=int, nargs="+", default=[1, 2], help="Transformer depths (default: 1 2)"
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the data and of every model (random_state in the API) (default: 0)",
+    )
+    p.add_argument("--quick", action="store_true", help="span masking only (default: all four)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar (default: shown)")
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("fit", help="fit_spt on a long-format table and save the model")
-    _add_data_args(p)
-    _add_model_args(p)
-    p.add_argument("--no-pretrain", action="store_true", help="train from scratch")
-    p.add_argument("--out", default="model.safetensors", help="model file to write")
+    p = sub.add_parser(
+        "fit",
+        help="fit_spt on a long-format table and save the model",
+        description="fit_spt(df, ...) from the command line: every option is the argument "
+        "of the same name (--d-model is d_model; --seed is random_state).",
+    )
+    add_data_args(p)
+    add_model_args(p)
+    p.add_argument("--quiet", action="store_true", help="no progress bars (default: shown)")
+    _out(p, "model.safetensors", "model file to write")
     p.set_defaults(func=cmd_fit)
 
     p = sub.add_parser("predict", help="per-window and per-recording predictions")
-    p.add_argument("--model", required=True)
-    p.add_argument("--data", required=True)
-    p.add_argument("--out", default="predictions.csv")
+    p.add_argument("--model", required=True, help="model file from medspt fit (required)")
+    p.add_argument(
+        "--data", required=True, help="long-format .csv, .tsv or .parquet file (required)"
+    )
+    _out(p, "predictions.csv", "window predictions; per recording beside it")
     p.set_defaults(func=cmd_predict)
 
-    p = sub.add_parser("evaluate", help="subject-wise CV of scratch vs SPT")
-    _add_data_args(p)
-    _add_model_args(p, grid=True)
-    p.add_argument("--cv", type=int, default=5)
-    p.add_argument("--depths", type=int, nargs="+", default=[2])
-    p.add_argument("--maskings", nargs="+", default=["span"], choices=DEMO_MASKINGS)
-    p.add_argument("--seeds", type=int, nargs="+", default=[0])
-    p.add_argument(
-        "--no-scratch-long",
-        action="store_true",
-        help="leave out scratch-long, the compute-matched control (label-only training for "
-        "SPT's whole budget of optimizer steps)",
+    p = sub.add_parser(
+        "evaluate",
+        help="subject-wise CV of scratch vs SPT",
+        description="evaluate(df, ...) from the command line: the grid is --depths, "
+        "--maskings and --seeds (lists; --depth, --masking and --seed are their aliases); "
+        "every other option is the argument of the same name, shared by all models.",
     )
-    p.add_argument("--metric", default="balanced_accuracy")
-    p.add_argument("--out", default="medspt-evaluation")
+    add_data_args(p)
+    add_grid_args(p, depths=[2], maskings=["span"], seeds=[0])
+    add_model_args(p, grid=True)
+    p.add_argument(
+        "--cv", type=int, default=5, help="subject-wise cross-validation folds (default: 5)"
+    )
+    p.add_argument(
+        "--metric",
+        default="balanced_accuracy",
+        help="metric of the tables and plot (default: balanced_accuracy)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar (default: shown)")
+    _out(p, "medspt-evaluation", "output folder")
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser(
@@ -385,12 +288,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("models", nargs="+", help="model files, e.g. a scratch and an SPT model")
     p.add_argument(
-        "--data", required=True, help="long-format .csv/.parquet file (cut as in training) or demo"
+        "--data",
+        required=True,
+        help="long-format .csv/.parquet file (cut as in training) or demo (required)",
     )
-    p.add_argument("--names", nargs="+", help="a name per model (default: file names)")
-    p.add_argument("--out", default="medspt-diagnostics", help="output folder")
-    p.add_argument("--w", type=int, default=1, help="locality radius in tokens (default 1)")
-    p.add_argument("--max-windows", type=int, default=512, help="windows to average over")
+    p.add_argument("--names", nargs="+", help="a name per model (default: the file names)")
+    _out(p, "medspt-diagnostics", "output folder")
+    p.add_argument("--w", type=int, default=1, help="locality radius in tokens (default: 1)")
+    p.add_argument(
+        "--max-windows", type=int, default=512, help="windows to average over (default: 512)"
+    )
     p.set_defaults(func=cmd_diagnose)
 
     from medspt.datasets.cli import add_datasets_parser
@@ -403,13 +310,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; user mistakes end as one line ``medspt <command>: error: ...``
+    (exit code 2) and warnings print as ``medspt <command>: warning: ...``, both with
+    the library's Python-style hints (``channels=[...]``) in command-line form."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except (InputError, ModelFileError, FileNotFoundError) as e:
-        print(f"medspt {args.command}: error: {e}", file=sys.stderr)
-        return 2
+    command = command_parser(parser, args)
+    with warnings.catch_warnings():  # restores the filters and showwarning afterwards
+        warnings.showwarning = show_warnings_as(command.prog, command)
+        try:
+            return args.func(args)
+        except (InputError, ModelFileError, FileNotFoundError) as e:
+            print(f"{command.prog}: error: {cli_hints(str(e), command)}", file=sys.stderr)
+            return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

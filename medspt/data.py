@@ -53,6 +53,13 @@ class WindowSet:
         One row per window: ``subject``, ``recording``, ``start`` and ``stop`` (sample
         indices into the recording), ``start_time`` (seconds). For bookkeeping only;
         never feed it to a model (position in a recording can leak the label).
+    left_out : dict of str to str
+        Every column of the source DataFrame that is not a channel, with the reason in
+        plain words (``{"condition": "not numeric (text such as 'walk')", "subject":
+        "subject column", ...}``); empty for windows not cut from a DataFrame.
+    fs_source : str
+        Where ``fs`` came from: ``"given"``, ``"time column 'time', median step 0.01 s"``,
+        ``"not given"``, ... Defaults to ``"given"`` or ``"not given"`` from ``fs``.
     """
 
     X: np.ndarray
@@ -62,6 +69,12 @@ class WindowSet:
     channels: list[str]
     fs: float | None = None
     meta: pd.DataFrame = field(default_factory=pd.DataFrame)
+    left_out: dict[str, str] = field(default_factory=dict)
+    fs_source: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.fs_source:
+            self.fs_source = "given" if self.fs is not None else "not given"
 
     def __len__(self) -> int:
         return len(self.X)
@@ -82,6 +95,8 @@ class WindowSet:
             channels=list(self.channels),
             fs=self.fs,
             meta=self.meta.iloc[index].reset_index(drop=True),
+            left_out=dict(self.left_out),
+            fs_source=self.fs_source,
         )
 
     def __repr__(self) -> str:
@@ -125,18 +140,101 @@ class WindowSpec:
 _RESERVED_HINT = "pass channels=[...] to choose the signal columns explicitly"
 
 
+def _text_values(s: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Non-missing values of a text-like column and their numeric conversion (NaN where a
+    value is not a number); both indexed by row position."""
+    vals = pd.Series(np.asarray(s, dtype=object)).dropna()
+    try:
+        conv = pd.to_numeric(vals, errors="coerce")
+    except (TypeError, ValueError):  # e.g. lists or other objects in the cells
+        conv = pd.Series(np.nan, index=vals.index)
+    return vals, conv
+
+
+def _text_problem(c: str, s: pd.Series) -> str | None:
+    """What is wrong with a text column whose values are mostly numbers, with the fix
+    (a phrase after the column's name), else None: a column of words, such as a
+    condition name, is simply not a signal."""
+    vals, conv = _text_values(s)
+    if len(vals) == 0 or conv.notna().mean() < 0.5:
+        return None
+    bad = vals[conv.isna()]
+    if len(bad) == 0:
+        return (
+            f"holds numbers stored as text (dtype {s.dtype}); convert it with "
+            f"df[{c!r}] = pd.to_numeric(df[{c!r}]), or leave it out with channels=[...] "
+            "naming the signal columns"
+        )
+    shown = ", ".join(f"{v!r} (row position {i})" for i, v in bad.iloc[:3].items())
+    more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
+    return (
+        f"is mostly numbers ({int(conv.notna().sum())} of {len(vals)} values) but also "
+        f"holds text: {shown}{more}. Convert it so that the text becomes missing values: "
+        f"df[{c!r}] = pd.to_numeric(df[{c!r}], errors='coerce'), or leave it out with "
+        "channels=[...] naming the signal columns"
+    )
+
+
+def _complex_message(c: str, role: str = "column") -> str:
+    return (
+        f"{role} {c!r} holds complex numbers; pass a real signal, e.g. its magnitude "
+        f"df[{c!r}] = np.abs(df[{c!r}]) (or its real and imaginary parts as two channels)"
+    )
+
+
+def _classify_columns(df: pd.DataFrame, skip: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """Inferred channels and every other column with the reason it was left out.
+
+    ``skip`` maps key columns (subject, label, ...) to their reason. Numeric columns are
+    channels; booleans, dates and columns of words are left out; a column of mostly
+    numbers with some text, or of complex numbers, is refused: it was meant as a signal.
+    """
+    chans: list[str] = []
+    left_out: dict[str, str] = {}
+    for c in df.columns:
+        name = str(c)
+        if c in skip:
+            left_out[name] = skip[c]
+            continue
+        s = df[c]
+        if pd.api.types.is_bool_dtype(s):
+            left_out[name] = "boolean"
+        elif pd.api.types.is_complex_dtype(s):
+            raise InputError(_complex_message(name))
+        elif pd.api.types.is_numeric_dtype(s):
+            chans.append(name)
+        elif pd.api.types.is_datetime64_any_dtype(s) or pd.api.types.is_timedelta64_dtype(s):
+            left_out[name] = f"dates or times (dtype {s.dtype}), not a signal"
+        else:
+            problem = _text_problem(name, s)
+            if problem is not None:
+                raise InputError(f"column {name!r} {problem}")
+            vals, conv = _text_values(s)
+            if len(vals) == 0:
+                left_out[name] = "entirely missing"
+            else:
+                kind = "categorical" if isinstance(s.dtype, pd.CategoricalDtype) else "text"
+                example = vals[conv.isna()].iloc[0] if conv.isna().any() else vals.iloc[0]
+                left_out[name] = f"not numeric ({kind} such as {example!r})"
+    return chans, left_out
+
+
 def infer_channels(df: pd.DataFrame, exclude: Sequence[str | None]) -> list[str]:
-    """All numeric columns of ``df`` that are not one of the ``exclude`` columns."""
-    skip = {c for c in exclude if c is not None}
-    chans = [c for c in df.columns if c not in skip and pd.api.types.is_numeric_dtype(df[c])]
-    chans = [c for c in chans if not pd.api.types.is_bool_dtype(df[c])]
+    """All numeric columns of ``df`` that are not one of the ``exclude`` columns.
+
+    Boolean, date and text columns (a condition name, ...) are not channels. A text
+    column whose values are mostly numbers, or a complex-valued column, is refused with
+    the fix: it was most likely meant as a signal.
+    """
+    skip = {c: "excluded" for c in exclude if c is not None}
+    chans, left_out = _classify_columns(df, skip)
     if not chans:
-        others = [c for c in df.columns if c not in skip]
+        others = {c: why for c, why in left_out.items() if c not in skip}
         raise InputError(
             "found no numeric channel columns in the DataFrame "
-            f"(non-reserved columns: {others!r}); {_RESERVED_HINT}"
+            f"(other columns, with why they are not channels: {others!r}); {_RESERVED_HINT}"
         )
-    return [str(c) for c in chans]
+    return chans
 
 
 _CLOCK_NAMES = {"index", "idx", "sample", "samples", "timestamp", "time_s", "seconds", "t"}
@@ -175,7 +273,11 @@ def _to_samples(value: float | int | str | None, fs: float | None, name: str) ->
         except ValueError:
             raise InputError(f"{name}={value!r} is not a duration like '10s'") from None
         if fs is None:
-            raise InputError(f"{name}={value!r} is in seconds, so fs (Hz) is needed")
+            raise InputError(
+                f"{name}={value!r} is in seconds, so the sampling rate is needed: pass fs "
+                f"(in Hz, e.g. fs=100), give a time column in seconds, or give {name} in "
+                "samples (an int)"
+            )
         return int(round(seconds * fs))
     if isinstance(value, (bool, np.bool_)):
         raise InputError(f"{name} must be a number of samples, got {value!r}")
@@ -188,6 +290,69 @@ def _to_samples(value: float | int | str | None, fs: float | None, name: str) ->
             f"{name}={value!r}: give samples as an int or seconds as a string like '{value}s'"
         )
     raise InputError(f"{name} must be an int (samples) or a string like '10s', got {value!r}")
+
+
+_MIN_WINDOW = 4  # samples: a window given in seconds that is shorter is refused
+_MAX_UPSAMPLE = 4  # a given fs above this many times the time column's rate is refused
+_MAX_DOWNSAMPLE = 100  # ... and below the time column's rate over this
+
+
+def _time_step(df: pd.DataFrame, time: str, keys: list[str]) -> float | None:
+    """Median positive step of the time column within recordings (None: no recording
+    has two distinct times)."""
+    t_all = df[time].to_numpy(dtype=float)
+    dts = []
+    for idx in df.groupby(keys, sort=False).indices.values():
+        if len(idx) > 1:
+            d = np.diff(np.sort(t_all[idx]))
+            dts.append(d[d > 0])
+    d = np.concatenate(dts) if dts else np.array([])
+    if len(d) == 0:
+        return None
+    dt = float(np.median(d))
+    return dt if np.isfinite(dt) and dt > 0 else None
+
+
+def _near(a: float, b: float, rel: float = 0.1) -> bool:
+    return abs(a / b - 1.0) <= rel
+
+
+def _check_given_fs(fs: float, dt: float, time: str) -> None:
+    """Refuse a given ``fs`` that the time column shows to be a unit mix-up or too far
+    from the recording's rate to resample to.
+
+    ``fs`` is the rate the windows are cut at. A rate that differs from the time column's
+    is a legitimate resampling target (a model fitted at 50 Hz predicting on 100 Hz data;
+    :func:`make_windows` resamples with a warning) up to 4-fold upsampling and 100-fold
+    downsampling. Beyond that, or where ``fs`` looks like the sampling period, a rate in
+    kHz, or the time column looks like milliseconds, it is refused.
+    """
+    col_fs = 1.0 / dt
+    ratio = col_fs / fs
+    if _near(ratio, 1.0, 0.05):
+        return
+    fix = f"fs is a rate in Hz: pass fs={col_fs:g}, or omit fs to take it from column {time!r}"
+    where = f"column {time!r} steps {dt:g} s per sample ({col_fs:g} Hz)"
+    if _near(fs, dt):
+        raise InputError(f"fs={fs:g} looks like the sampling period, not the rate: {where}. {fix}")
+    if _near(ratio, 1000.0):
+        raise InputError(f"fs={fs:g} looks like a rate in kHz: {where}, 1000 times more. {fix}")
+    if ratio < 0.0015:
+        raise InputError(
+            f"time column {time!r} implies {col_fs:g} Hz but fs is {fs:g} Hz: the time "
+            f"column must count seconds. If it counts milliseconds, divide it by 1000 "
+            f"(df[{time!r}] = df[{time!r}] / 1000); if fs is wrong, {fix}"
+        )
+    if 1.0 / ratio > _MAX_UPSAMPLE * 1.05 or ratio > _MAX_DOWNSAMPLE * 1.05:
+        how = (
+            f"upsampling {1 / ratio:.3g}-fold would invent the samples in between"
+            if ratio < 1
+            else f"downsampling {ratio:.3g}-fold would discard nearly all samples"
+        )
+        raise InputError(
+            f"fs={fs:g} Hz but {where}: {how}. {fix}; to resample on purpose, call "
+            f"medspt.timing.regularize(df, fs=...) first"
+        )
 
 
 def _infer_fs(df: pd.DataFrame, time: str, keys: list[str]) -> float:
@@ -219,15 +384,16 @@ def _validate_channels(df: pd.DataFrame, channels: list[str]) -> None:
     for c in channels:
         _check_column(df, c, "channel")
         s = df[c]
+        if pd.api.types.is_complex_dtype(s):
+            raise InputError(_complex_message(c, "channel"))
         if pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
             hint = ""
-            if s.dtype == object or pd.api.types.is_string_dtype(s):
-                conv = pd.to_numeric(s, errors="coerce")
-                if conv.notna().mean() > 0.9:
-                    hint = (
-                        "; it holds numbers stored as text — convert it with "
-                        f"df[{c!r}] = pd.to_numeric(df[{c!r}])"
-                    )
+            if pd.api.types.is_bool_dtype(s):
+                hint = f"; if it is a 0/1 signal, convert it: df[{c!r}] = df[{c!r}].astype(float)"
+            elif s.dtype == object or pd.api.types.is_string_dtype(s):
+                problem = _text_problem(c, s)
+                if problem is not None:
+                    hint = f": it {problem}"
             raise InputError(f"channel {c!r} must be numeric, got dtype {s.dtype}{hint}")
         v = s.to_numpy(dtype=float)
         if np.isinf(v).any():
@@ -236,22 +402,80 @@ def _validate_channels(df: pd.DataFrame, channels: list[str]) -> None:
                 "replace them with NaN (missing) or finite numbers"
             )
         if np.isnan(v).all():
-            raise InputError(f"channel {c!r} is entirely missing (all NaN); drop it")
+            raise InputError(
+                f"channel {c!r} is entirely missing (all NaN); drop the column "
+                f"(df = df.drop(columns=[{c!r}])) or pass channels=[...] without it"
+            )
 
 
-def _longest_nan_run(mask: np.ndarray) -> int:
-    """Longest run of True along axis 0 of a (n, C) bool array (max over channels)."""
+def _longest_nan_run(mask: np.ndarray) -> tuple[int, int, int]:
+    """Longest run of True along axis 0 of a (n, C) bool array: (length, start, channel
+    index) of the longest over channels; (0, 0, 0) when there is none."""
     if not mask.any():
-        return 0
+        return 0, 0, 0
     m = np.vstack([np.zeros((1, mask.shape[1]), bool), mask, np.zeros((1, mask.shape[1]), bool)])
     d = np.diff(m.astype(np.int8), axis=0)
-    best = 0
+    best = (0, 0, 0)
     for j in range(mask.shape[1]):
         starts = np.flatnonzero(d[:, j] == 1)
         stops = np.flatnonzero(d[:, j] == -1)
         if len(starts):
-            best = max(best, int((stops - starts).max()))
+            k = int(np.argmax(stops - starts))
+            if stops[k] - starts[k] > best[0]:
+                best = (int(stops[k] - starts[k]), int(starts[k]), j)
     return best
+
+
+def _gap_message(
+    where: str,
+    mask: np.ndarray,
+    run: tuple[int, int, int],
+    win: int,
+    channels: list[str],
+    t: np.ndarray | None,
+    fs: float | None,
+    time: str | None,
+    recording: str | None,
+) -> str:
+    """Refusal for a stretch of missing samples at least a window long: which recording,
+    where, whether rows are missing or one channel, and what to do."""
+    length, start, j = run
+    stop = start + length  # first sample after the gap (may be past the end)
+    every = bool(mask[start:stop].all())
+    if t is not None:
+        end = f"t={t[stop]:g} s" if stop < len(t) else "the end"
+        span = f"from t={t[start]:g} s to {end}"
+        after = f"the rows from t={t[stop]:g} s on" if stop < len(t) else None
+    else:
+        span = f"from sample {start} to {'sample ' + str(stop) if stop < len(mask) else 'the end'}"
+        after = f"the rows from sample {stop} on" if stop < len(mask) else None
+    dur = f" = {length / fs:g} s" if fs else ""
+    column = f"column {recording!r}" if recording else "a recording column (recording=...)"
+    split = (
+        f"split the recording at the gap: give {after} a recording id of their own in "
+        f"{column}, so that windows are cut on either side of it"
+        if after
+        else "cut the recording where the gap begins"
+    )
+    if every:
+        why = (
+            f"rows are missing there (the time column {time!r} jumps; resampling leaves "
+            "gaps missing, never interpolated) or every channel is NaN"
+            if time is not None
+            else "every channel is NaN there"
+        )
+        return (
+            f"{where} has a gap of {length} samples{dur} with no value in any channel "
+            f"({span}): {why}. That is at least a whole window ({win} samples). To fix it, "
+            f"{split}"
+        )
+    missing = [c for c, m in zip(channels, mask[start:stop].all(axis=0)) if m]
+    return (
+        f"{where} has a gap of {length} samples{dur} in channel(s) {missing} ({span}), "
+        f"at least a whole window ({win} samples); missing values are never filled in. "
+        f"To fix it, {split}; or leave those channel(s) out with channels=[...] naming the "
+        "others"
+    )
 
 
 def make_windows(
@@ -291,9 +515,17 @@ def make_windows(
     subject, recording, time : str
         Column names. ``recording`` and ``time`` are optional and skipped when absent.
     channels : list of str, optional
-        Signal columns. Default: every numeric column that is not one of the above.
+        Signal columns. Default: every numeric column that is not one of the above;
+        boolean, date and text columns (a condition name) are left out and listed in
+        ``WindowSet.left_out``. A text column of mostly numbers (a few entries such as
+        ``"n/a"``) or a complex-valued column is refused, naming the values and the fix.
     fs : float, optional
-        Sampling rate in Hz; inferred from ``time`` when omitted.
+        Sampling rate in Hz, the rate the windows are cut at; inferred from ``time`` when
+        omitted (a time column slower than 1 Hz is then refused as likely milliseconds:
+        pass ``fs`` to confirm a slow rate). A given ``fs`` that the time column
+        contradicts is a resampling target (see ``regularize``) within 4-fold upsampling
+        and 100-fold downsampling; beyond that, or where ``fs`` looks like the sampling
+        period or a rate in kHz, or the time column like milliseconds, it is refused.
     classes : sequence, optional
         Known classes (e.g. of a fitted model); labels outside them raise an error.
     max_missing : float
@@ -315,7 +547,12 @@ def make_windows(
     WindowSet
         Window grid anchored at sample 0 of each recording (starts 0, stride, 2·stride,
         … while start + window ≤ length); windows whose samples do not all share one
-        label are dropped.
+        label are dropped. ``left_out`` lists every column that is not a channel with
+        the reason, ``fs_source`` where ``fs`` came from.
+
+    A window given in seconds must come to at least 4 samples. A stretch of missing
+    samples (rows absent from the time grid, or NaN) at least a window long is refused,
+    naming the recording, where it lies and the channels; split the recording there.
     """
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"expected a pandas DataFrame in long format, got {type(df).__name__}")
@@ -340,8 +577,22 @@ def make_windows(
         )
     recording = recording if recording is not None and recording in df.columns else None
     time = time if time is not None and time in df.columns else None
+    roles = {
+        subject: "subject column",
+        recording: "recording column",
+        time: "time column (bookkeeping, never a feature)",
+        label: "label column",
+    }
+    roles = {c: why for c, why in roles.items() if c is not None and c in df.columns}
     if channels is None:
-        channels = infer_channels(df, [subject, recording, time, label])
+        channels, left_out = _classify_columns(df, roles)
+        if not channels:
+            others = {c: why for c, why in left_out.items() if c not in roles}
+            raise InputError(
+                "found no numeric channel columns in the DataFrame "
+                f"(other columns, with why they are not channels: {others!r}); "
+                f"{_RESERVED_HINT}"
+            )
         keys_ = [subject] + ([recording] if recording else [])
         named, rising = _clock_like(df, channels, keys_)
         if named:
@@ -369,16 +620,49 @@ def make_windows(
         for reserved in (subject, recording, time, label):
             if reserved is not None and reserved in channels:
                 raise InputError(f"column {reserved!r} cannot be both a channel and a key column")
+        named_set = set(channels)
+        left_out = {
+            str(c): roles.get(c, "not named in channels=[...]")
+            for c in df.columns
+            if str(c) not in named_set
+        }
     _validate_channels(df, channels)
 
     keys = [subject] + ([recording] if recording else [])
     if time is not None:
-        if not pd.api.types.is_numeric_dtype(df[time]):
-            raise InputError(f"time column {time!r} must be numeric seconds, got {df[time].dtype}")
+        if not pd.api.types.is_numeric_dtype(df[time]) or pd.api.types.is_bool_dtype(df[time]):
+            raise InputError(
+                f"time column {time!r} must be numeric seconds since the start of the "
+                f"recording, got dtype {df[time].dtype}; convert it (for datetimes: "
+                f"(df[{time!r}] - df[{time!r}].min()).dt.total_seconds()), or pass "
+                "time=None to go by row order"
+            )
         if df[time].isna().any():
-            raise InputError(f"time column {time!r} has missing values")
-    if fs is not None and (not np.isfinite(fs) or fs <= 0):
-        raise InputError(f"fs must be a positive sampling rate in Hz, got {fs!r}")
+            raise InputError(
+                f"time column {time!r} has {int(df[time].isna().sum())} missing values; "
+                "every row needs its time"
+            )
+    if fs is not None:
+        if isinstance(fs, (bool, np.bool_)) or not isinstance(fs, (int, float, np.number)):
+            raise InputError(f"fs must be a positive sampling rate in Hz, got {fs!r}")
+        if not np.isfinite(fs) or fs <= 0:
+            raise InputError(f"fs must be a positive sampling rate in Hz, got {fs!r}")
+        fs = float(fs)
+    fs_source = "given" if fs is not None else "not given"
+    # What the time column says, checked before any seconds are turned into samples.
+    dt = _time_step(df, time, keys) if time is not None else None
+    if dt is not None:
+        col_fs = 1.0 / dt
+        if fs is not None:
+            _check_given_fs(fs, dt, time)
+        elif col_fs < 1.0:
+            raise InputError(
+                f"column {time!r} advances {dt:g} per sample (fs = {col_fs:g} Hz): if it "
+                f"counts milliseconds, divide it by 1000 (df[{time!r}] = df[{time!r}] / "
+                f"1000); if the rate really is {col_fs:g} Hz, pass fs={col_fs:g}"
+            )
+        else:
+            fs_source = f"time column {time!r}, median step {dt:g} s"
     if time is not None and regularize:
         from medspt.timing import check_timing
         from medspt.timing import regularize as _regularize
@@ -394,14 +678,6 @@ def make_windows(
             and fs is not None
             and abs(report.median_fs - float(fs)) > report.tol * float(fs)
         )
-        if off_rate:
-            ratio = report.median_fs / float(fs)
-            if ratio < 0.0015 or ratio > 600:
-                raise InputError(
-                    f"time column {time!r} implies {report.median_fs:g} Hz but fs is "
-                    f"{float(fs):g} Hz: the time column must be in seconds (milliseconds "
-                    "would give a rate 1000 times too low)"
-                )
         if report is not None and (off_rate or not report.regular):
             target = float(fs) if fs is not None else report.median_fs
             import warnings
@@ -423,6 +699,15 @@ def make_windows(
             # slower data does not turn every step into a gap
             gap = 3.0 / min(target, report.median_fs)
             df = _regularize(df, target, time=time, by=keys, channels=channels, max_gap=gap)
+            if fs is not None:
+                fs_source = (
+                    f"given; data resampled from {report.median_fs:g} Hz (time column {time!r})"
+                )
+            else:
+                fs_source = (
+                    f"time column {time!r}, median rate {report.median_fs:g} Hz; resampled "
+                    "to a regular grid"
+                )
             fs = target
     if fs is None and time is not None:
         try:
@@ -440,10 +725,22 @@ def make_windows(
     else:
         win = _to_samples(window, fs, "window")
         step = _to_samples(stride, fs, "stride") if stride is not None else win
+        rate = f"fs={fs:g} Hz ({fs_source})" if fs is not None else ""
+        if isinstance(window, str) and win < _MIN_WINDOW:
+            raise InputError(
+                f"window={window!r} at {rate} is only {win} sample(s); a window needs at "
+                f"least {_MIN_WINDOW} samples (and a few dozen to show a pattern). Give a "
+                f"longer window, e.g. window='{_MIN_WINDOW * 8 / fs:g}s' or "
+                f"window={_MIN_WINDOW * 8} (samples), or check fs"
+            )
         if win is None or win < 1:
             raise InputError(f"window must be at least 1 sample, got {window!r}")
         if step < 1:
-            raise InputError(f"stride must be at least 1 sample, got {stride!r}")
+            at = f" at {rate}" if isinstance(stride, str) else ""
+            raise InputError(
+                f"stride must be at least 1 sample, got {stride!r}{at}; give a longer stride "
+                "or one in samples (an int)"
+            )
 
     if has_label:
         label_values = df[label]
@@ -527,11 +824,11 @@ def make_windows(
         nan = np.isnan(vals)
         if nan.any():
             run = _longest_nan_run(nan)
-            if run >= win:
+            if run[0] >= win:
                 where = f"subject {subj!r}" + (f", recording {rec!r}" if recording else "")
+                tt = t if time is not None else None
                 raise InputError(
-                    f"{where} has a gap of {run} missing samples in one channel, at least a "
-                    f"whole window ({win}); split the recording at the gap or drop the channel"
+                    _gap_message(where, nan, run, win, channels, tt, fs, time, recording)
                 )
         starts = np.arange(0, n - win + 1, step)
         # Run id increases at every label change: a window is pure iff its first and
@@ -604,6 +901,8 @@ def make_windows(
         channels=list(channels),
         fs=fs,
         meta=meta,
+        left_out=left_out,
+        fs_source=fs_source if fs is not None else "not given",
     )
 
 

@@ -148,7 +148,8 @@ def _model_and_inputs(model, X) -> tuple[SPTTransformer, torch.Tensor | None]:
         if isinstance(X, pd.DataFrame):
             X = model.frame_windows(X).X
         if X is not None:
-            X = torch.from_numpy(model._normalize(model._prepare_X(X, reset=False)))
+            X, _ = model.fitted_windows(model._prepare_X(X, reset=False))
+            X = torch.from_numpy(model._normalize(X))
         return net, X
     if not isinstance(model, SPTTransformer):
         raise InputError(

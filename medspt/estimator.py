@@ -21,7 +21,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from medspt.augment import check_augment
+from medspt.auto import FEWEST_TOKENS, batch_size_for, patch_len_for
 from medspt.data import WindowSet, WindowSpec, make_windows
+from medspt.data_summary import DataSummary, case_lengths
 from medspt.errors import InputError
 from medspt.masking import STRATEGIES, resolve_channel_groups
 from medspt.model import ATTENTION, POOLING, POSITIONAL, ModelConfig, SPTTransformer
@@ -89,8 +91,11 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
     d_model : int, default=64
         Token width; must be divisible by ``n_heads``.
     n_heads : int, default=4
-    patch_len : int, default=8
-        Time steps per token. Patching is what makes training fast.
+    patch_len : int or "auto", default="auto"
+        Time steps per token. Patching is what makes training fast. ``"auto"``: from the
+        window (or longest case) length, :func:`medspt.auto.patch_len_for`: 8 for windows of
+        96 steps or more, less for shorter ones (at least 12 tokens), more for windows over
+        4,096 steps (at most 512 tokens).
     dropout : float, default=0.1
     attn_dropout : float or None, default=None
         Dropout of the attention weights; None = ``dropout``. On CPU, 0 keeps torch's
@@ -132,7 +137,10 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
     pretrain_epochs, epochs : int, default=10, 15
         Maximum epochs of pretraining and of fine-tuning (early stopping may end sooner),
         raised where needed to reach ``min_steps``.
-    batch_size : int, default=64
+    batch_size : int or "auto", default="auto"
+        ``"auto"``: from the number of training windows,
+        :func:`medspt.auto.batch_size_for`: 64 for 512 or more, down to 8 for small sets,
+        so an epoch makes about 8 optimizer steps or more.
     lr : float, default=1e-3
         Peak learning rate (AdamW, linear warm-up then cosine decay).
     weight_decay : float, default=0.01
@@ -221,7 +229,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         depth: int = 2,
         d_model: int = 64,
         n_heads: int = 4,
-        patch_len: int = 8,
+        patch_len: int | str = "auto",
         dropout: float = 0.1,
         attn_dropout: float | None = None,
         positional: str = "learned",
@@ -238,7 +246,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         channel_groups=None,
         pretrain_epochs: int = 10,
         epochs: int = 15,
-        batch_size: int = 64,
+        batch_size: int | str = "auto",
         lr: float = 1e-3,
         weight_decay: float = 0.01,
         warmup: float = 0.1,
@@ -319,8 +327,16 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
                 f"{name} must be an integer >= {minimum}, got {v!r}",
             )
 
-        for name in ("depth", "d_model", "n_heads", "patch_len", "batch_size"):
+        for name in ("depth", "d_model", "n_heads"):
             pos_int(name)
+        for name in ("patch_len", "batch_size"):
+            if getattr(self, name) != "auto":
+                need(
+                    isinstance(getattr(self, name), (int, np.integer))
+                    and not isinstance(getattr(self, name), bool)
+                    and getattr(self, name) >= 1,
+                    f"{name} must be 'auto' or an integer >= 1, got {getattr(self, name)!r}",
+                )
         pos_int("epochs")
         pos_int("pretrain_epochs", 0)
         pos_int("recover_epochs", 0)
@@ -436,11 +452,6 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         if X.ndim != 3:
             raise InputError(f"X must have shape (N, C, T) or (N, T), got {X.shape}")
         if not reset:
-            if X.shape[2] != self.n_steps_:
-                raise InputError(
-                    f"X has windows of {X.shape[2]} steps, but the model was fitted on "
-                    f"{self.n_steps_} steps; cut new data with the same window length"
-                )
             if X.shape[1] != len(self.channels_) and len(self.channels_) > 1:
                 raise InputError(
                     f"X has {X.shape[1]} channels, but the model was fitted on "
@@ -464,57 +475,11 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             without groups every window counts as its own subject.
         """
         self._check_params()
-        channels = None
-        if isinstance(X, WindowSet):
-            if y is None:
-                y = X.labels
-            if groups is None:
-                groups = X.groups
-            channels = list(X.channels)
-        if y is None:
-            raise InputError(
-                "SPTClassifier requires y to be passed, but the target y is None "
-                "(give one class label per window)"
-            )
-        X, y = validate_data(
-            self,
-            X.X if isinstance(X, WindowSet) else X,
-            y,
-            allow_nd=True,
-            ensure_all_finite="allow-nan",
-            dtype=np.float32,
-            ensure_min_samples=2,
-        )
-        if X.ndim == 2:
-            X = X[:, None, :]
-        if X.ndim != 3:
-            raise InputError(f"X must have shape (N, C, T) or (N, T), got {X.shape}")
-        check_classification_targets(y)
-        if channels is None or len(channels) != X.shape[1]:
-            channels = [f"ch{i}" for i in range(X.shape[1])]
-        self.channels_ = channels
-        self.classes_, y_enc = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise InputError(
-                f"y has only one class ('{self.classes_[0]}'); a classifier needs samples "
-                "of at least 2 classes"
-            )
+        X, y, groups, source = self._validate_training_data(X, y, groups)
         n, C, T = X.shape
-        if groups is None:
-            groups = np.arange(n)
-        groups = np.asarray(groups)
-        if groups.shape != (n,):
-            raise InputError(f"groups must have one entry per window ({n}), got {groups.shape}")
-        if np.isnan(X).all(axis=(0, 2)).any():
-            bad = [self.channels_[i] for i in np.flatnonzero(np.isnan(X).all(axis=(0, 2)))]
-            raise InputError(f"channel(s) {bad} are entirely missing (all NaN)")
-        empty = np.isnan(X).all(axis=(1, 2))
-        if empty.any():
-            raise InputError(
-                f"{int(empty.sum())} window(s) have no observed value (all NaN), e.g. window "
-                f"{int(np.flatnonzero(empty)[0])}; drop them"
-            )
         self.n_steps_ = T
+        self.min_length_ = int(case_lengths(X).min())
+        self.patch_len_ = self._resolve_patch_len(T)
         self.mean_, self.std_ = self._channel_stats(self._center(X))
         channel_groups = resolve_channel_groups(self.channel_groups, self.channels_)
 
@@ -524,6 +489,18 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         # the one split every medspt fit and benchmark uses (medspt.splits)
         tr, va = validation_split(y, groups, float(self.val_size), seed)
         self.validation_subjects_ = np.unique(groups[va])
+        self.batch_size_ = (
+            batch_size_for(len(tr)) if self.batch_size == "auto" else int(self.batch_size)
+        )
+        self.auto_params_ = {
+            name: getattr(self, name + "_")
+            for name in ("patch_len", "batch_size")
+            if getattr(self, name) == "auto"
+        }
+        self.data_summary_ = self._summarize(X, y, groups, source)
+        if self.verbose:
+            print(self.data_summary_)
+        y_enc = np.searchsorted(self.classes_, y)
         Xn = torch.from_numpy(self._normalize(X))
         yt = torch.from_numpy(y_enc.astype(np.int64))
         Xtr, ytr, Xva, yva = Xn[tr], yt[tr], Xn[va], yt[va]
@@ -535,7 +512,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             depth=int(self.depth),
             d_model=int(self.d_model),
             n_heads=int(self.n_heads),
-            patch_len=int(self.patch_len),
+            patch_len=self.patch_len_,
             dropout=float(self.dropout),
             attn_dropout=None if self.attn_dropout is None else float(self.attn_dropout),
             positional=self.positional,
@@ -571,13 +548,107 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         self.frame_spec_ = None  # fit_spt sets it when the windows came from a DataFrame
         return self
 
+    def _validate_training_data(self, X, y, groups):
+        """Checked ``X (N, C, T)`` float32, labels ``y``, subjects ``groups`` and what the
+        WindowSet said about its source (fs, where fs came from, columns left out); sets
+        ``channels_``, ``classes_`` and ``n_features_in_``."""
+        channels, source = None, {}
+        if isinstance(X, WindowSet):
+            if y is None:
+                y = X.labels
+            if groups is None:
+                groups = X.groups
+            channels = list(X.channels)
+            source = {
+                "fs": X.fs,
+                "fs_source": getattr(X, "fs_source", None),
+                "left_out": getattr(X, "left_out", None),
+            }
+        if y is None:
+            raise InputError(
+                "SPTClassifier requires y to be passed, but the target y is None "
+                "(give one class label per window)"
+            )
+        X, y = validate_data(
+            self,
+            X.X if isinstance(X, WindowSet) else X,
+            y,
+            allow_nd=True,
+            ensure_all_finite="allow-nan",
+            dtype=np.float32,
+            ensure_min_samples=2,
+        )
+        if X.ndim == 2:
+            X = X[:, None, :]
+        if X.ndim != 3:
+            raise InputError(f"X must have shape (N, C, T) or (N, T), got {X.shape}")
+        check_classification_targets(y)
+        if channels is None or len(channels) != X.shape[1]:
+            channels = [f"ch{i}" for i in range(X.shape[1])]
+        self.channels_ = channels
+        self.classes_ = np.unique(y)
+        if len(self.classes_) < 2:
+            raise InputError(
+                f"y has only one class ('{self.classes_[0]}'); a classifier needs samples "
+                "of at least 2 classes"
+            )
+        n = X.shape[0]
+        if groups is None:
+            groups = np.arange(n)
+        groups = np.asarray(groups)
+        if groups.shape != (n,):
+            raise InputError(f"groups must have one entry per window ({n}), got {groups.shape}")
+        if np.isnan(X).all(axis=(0, 2)).any():
+            bad = [self.channels_[i] for i in np.flatnonzero(np.isnan(X).all(axis=(0, 2)))]
+            raise InputError(f"channel(s) {bad} are entirely missing (all NaN)")
+        empty = np.isnan(X).all(axis=(1, 2))
+        if empty.any():
+            raise InputError(
+                f"{int(empty.sum())} window(s) have no observed value (all NaN), e.g. window "
+                f"{int(np.flatnonzero(empty)[0])}; drop them"
+            )
+        return X, y, groups, source
+
+    def _resolve_patch_len(self, T: int) -> int:
+        """The patch length for windows of ``T`` steps: refuses a patch longer than the
+        windows, warns when the windows make fewer than a few tokens."""
+        P = patch_len_for(T) if self.patch_len == "auto" else int(self.patch_len)
+        if P > T:
+            raise InputError(
+                f"patch_len={P} is longer than the windows ({T} steps): a window must hold "
+                f"at least one patch. Use patch_len='auto' (chooses {patch_len_for(T)} here) "
+                f"or a patch_len of at most {max(1, T // FEWEST_TOKENS)}, or longer windows "
+                "(window=...)"
+            )
+        n_tok = -(-T // P)
+        if n_tok < FEWEST_TOKENS:
+            fix = (
+                "use longer windows (window=...)"
+                if P == 1
+                else f"use patch_len='auto' (chooses {patch_len_for(T)} here) or a patch_len "
+                f"of at most {max(1, T // FEWEST_TOKENS)}, or longer windows (window=...)"
+            )
+            warnings.warn(
+                f"patch_len={P} cuts windows of {T} steps into only {n_tok} token(s); "
+                f"attention has little to work with below {FEWEST_TOKENS}: {fix}",
+                UserWarning,
+                stacklevel=3,
+            )
+        return P
+
+    def _summarize(self, X, y, groups, source: dict) -> DataSummary:
+        summary = DataSummary.from_windows(X, y, groups, self.channels_, **source)
+        summary.auto = dict(self.auto_params_)
+        summary.n_validation_subjects = len(self.validation_subjects_)
+        return summary
+
     def _fit_member(self, cfg, seed, dev, Xtr, ytr, Xva, yva, tr, y_enc, channel_groups):
         """Pretrain (optionally) and fine-tune one model with ``seed``: sets ``model_``,
         ``history_`` and ``best_epoch_``."""
         torch.manual_seed(seed)
         self.model_ = SPTTransformer(cfg)
         train_kw = dict(
-            batch_size=int(self.batch_size),
+            batch_size=self.batch_size_,
             lr=float(self.lr),
             weight_decay=float(self.weight_decay),
             warmup=float(self.warmup),
@@ -597,7 +668,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         hier_only_pretrain = self.hierarchical_stages == "pretrain" and pretraining
         recover = int(self.recover_epochs) if self.attention != "full" else 0
 
-        steps_per_epoch = -(-len(tr) // int(self.batch_size))
+        steps_per_epoch = -(-len(tr) // self.batch_size_)
 
         def floored(epochs: int) -> int:
             """``epochs``, raised until the stage makes at least ``min_steps`` steps."""
@@ -611,7 +682,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
                 masking=self.masking,
                 mask_ratio=float(self.mask_ratio),
                 mean_span=float(self.mean_span),
-                token_len=int(self.patch_len) if self.mask_unit == "token" else None,
+                token_len=self.patch_len_ if self.mask_unit == "token" else None,
                 channel_groups=channel_groups,
                 config=TrainConfig(epochs=epochs, **train_kw),
             )
@@ -697,7 +768,8 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         if _is_long_frame(self, X):
             return self._predict_frame(X).windows.filter(like="proba_").to_numpy()
         X = self._prepare_X(X, reset=False)
-        Xn = torch.from_numpy(self._normalize(X))
+        windows, owner = self.fitted_windows(X)
+        Xn = torch.from_numpy(self._normalize(windows))
         dev = resolve_device(self.device)
         total = 0.0
         members = getattr(self, "members_", None) or [self.model_]
@@ -709,7 +781,56 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
                     out.append(torch.softmax(model(Xn[i : i + 512].to(dev)), dim=1).cpu())
             model.to("cpu")
             total = total + torch.cat(out).numpy().astype(np.float64)
-        return total / len(members)
+        proba = total / len(members)  # (M, K), one row per window
+        if owner is None:
+            return proba
+        # a case cut into several windows gets the mean of their probabilities
+        out = np.zeros((len(X), proba.shape[1]))
+        np.add.at(out, owner, proba)
+        return out / np.bincount(owner, minlength=len(X))[:, None]
+
+    def fitted_windows(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """Windows of the fitted length ``n_steps_`` for cases ``X (N, C, T)`` of any length.
+
+        Shorter cases are padded with NaN at the end (the model never attends to padding).
+        A case longer than ``n_steps_`` is cut into sliding windows of ``n_steps_`` steps
+        (stride half of that, the last window flush with the case's end); ``owner`` then
+        says which case each window belongs to (None when every case is one window)."""
+        n = self.n_steps_
+        T = X.shape[2]
+        lengths = case_lengths(X)
+        if (lengths == 0).any():
+            raise InputError(
+                f"{int((lengths == 0).sum())} case(s) of X have no observed value (all NaN), "
+                f"e.g. case {int(np.flatnonzero(lengths == 0)[0])}; drop them before predicting"
+            )
+        if T < n:
+            X = np.concatenate([X, np.full((*X.shape[:2], n - T), np.nan, np.float32)], 2)
+        if lengths.min() < self.min_length_:
+            warnings.warn(
+                f"{int((lengths < self.min_length_).sum())} case(s) are shorter than any the "
+                f"model was trained on ({int(lengths.min())} < {self.min_length_} steps); "
+                "they are padded, but expect less reliable predictions",
+                UserWarning,
+                stacklevel=3,
+            )
+        if lengths.max() <= n:
+            return np.ascontiguousarray(X[:, :, :n]), None
+        stride = max(1, n // 2)
+        parts, owner = [], []
+        for i, L in enumerate(lengths):
+            starts = [0] if L <= n else sorted({*range(0, L - n + 1, stride), L - n})
+            parts.extend(X[i, :, s : s + n] for s in starts)
+            owner.extend([i] * len(starts))
+        long = lengths > n
+        warnings.warn(
+            f"{int(long.sum())} case(s) are longer than the {n} steps the model was fitted on "
+            f"(up to {int(lengths.max())}): each was cut into sliding windows of {n} steps "
+            f"(stride {stride}) and their class probabilities averaged",
+            UserWarning,
+            stacklevel=3,
+        )
+        return np.stack(parts).astype(np.float32), np.asarray(owner)
 
     def predict(self, X):
         """Predicted class of each window.
@@ -724,7 +845,11 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
 
     def frame_windows(self, df: pd.DataFrame) -> WindowSet:
         """Cut a long DataFrame into windows the way this model's training data was cut
-        (same channels, window, stride and sampling rate; labels if the frame has them)."""
+        (same channels, window, stride and sampling rate; labels if the frame has them).
+
+        For a model fitted on one case per recording (``window=None``) every recording
+        becomes one case of its own length; :meth:`predict_proba` handles cases longer or
+        shorter than the fitted length (see :meth:`fitted_windows`)."""
         check_is_fitted(self, "model_")
         spec: WindowSpec | None = self.frame_spec_
         if spec is None:
@@ -742,7 +867,8 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             df,
             window=spec.window,
             stride=spec.stride,
-            length=spec.length,
+            # one case per recording: any length; predict_proba cuts longer ones
+            length=None,
             label=spec.label if spec.label in df.columns else None,
             subject=spec.subject,
             recording=spec.recording,

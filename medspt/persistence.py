@@ -16,6 +16,7 @@ from safetensors.torch import save_file
 
 from medspt._version import __version__
 from medspt.data import WindowSpec
+from medspt.data_summary import DataSummary
 from medspt.errors import ModelFileError
 from medspt.model import ModelConfig, SPTTransformer
 
@@ -77,6 +78,11 @@ def save_model(est, path) -> None:
         "frame_spec": est.frame_spec_.to_dict() if est.frame_spec_ is not None else None,
         "history": _jsonable(est.history_),
         "best_epoch": _jsonable(est.best_epoch_),
+        "min_length": int(getattr(est, "min_length_", est.n_steps_)),
+        "auto_params": _jsonable(getattr(est, "auto_params_", {})),
+        "data_summary": _jsonable(est.data_summary_.to_dict())
+        if getattr(est, "data_summary_", None) is not None
+        else None,
     }
     members = getattr(est, "members_", None) or [est.model_]
     meta["n_members"] = len(members)
@@ -159,4 +165,12 @@ def load(path):
     est.frame_spec_ = WindowSpec.from_dict(fs) if fs else None
     est.history_ = meta.get("history", {})
     est.best_epoch_ = meta.get("best_epoch", {})
+    # files written before these were kept: a window=None model may have seen any length
+    padded = est.frame_spec_ is not None and est.frame_spec_.window is None
+    est.min_length_ = int(meta.get("min_length", 1 if padded else est.n_steps_))
+    est.auto_params_ = dict(meta.get("auto_params") or {})
+    est.patch_len_ = int(est.model_.config.patch_len)
+    est.batch_size_ = est.auto_params_.get("batch_size", params.get("batch_size"))
+    summary = meta.get("data_summary")
+    est.data_summary_ = DataSummary.from_dict(summary) if summary else None
     return est

@@ -20,6 +20,9 @@ __all__ = ["FoldSplit", "subject_folds", "check_folds", "validation_split", "fol
 
 Fold = tuple[np.ndarray, np.ndarray]
 
+MIN_VALIDATION_SUBJECTS = 4
+"""Fewest training subjects from which :func:`validation_split` holds some out."""
+
 
 def subject_folds(
     y: np.ndarray, groups: np.ndarray, n_splits: int = 5, random_state: int = 0
@@ -27,9 +30,24 @@ def subject_folds(
     """Subject-wise folds: ``StratifiedGroupKFold`` (shuffled, seeded); stratification is
     approximate where a class has fewer subjects than folds."""
     n_groups = len(np.unique(groups))
-    if n_splits < 2 or n_splits > n_groups:
+    if isinstance(n_splits, (bool, np.bool_)) or not isinstance(n_splits, (int, np.integer)):
+        raise InputError(f"cv must be a whole number of folds (e.g. cv=5), got {n_splits!r}")
+    if n_groups < 2:
         raise InputError(
-            f"cv={n_splits} folds need between 2 and the number of subjects ({n_groups})"
+            f"cv={n_splits}: subject-wise cross-validation needs at least 2 subjects, but the "
+            f"data has {n_groups}; give more subjects (a test fold never shares a subject "
+            "with training)"
+        )
+    if n_splits < 2 or n_splits > n_groups:
+        fix = (
+            f"pass cv={n_groups} or fewer (cv={n_groups} leaves one subject out per fold), "
+            "or give more subjects"
+            if n_splits > n_groups
+            else "pass cv=2 or more"
+        )
+        raise InputError(
+            f"cv={n_splits} folds need between 2 and the number of subjects ({n_groups}), "
+            f"as every test fold holds at least one subject of its own: {fix}"
         )
     with warnings.catch_warnings():
         # a class with fewer subjects than folds only makes stratification approximate
@@ -67,7 +85,9 @@ def validation_split(
     they are encoded here in sorted order, so any caller that passes the same labels gets
     the same subjects. One fold of ``StratifiedGroupKFold(round(1 / val_size))`` (seeded)
     is held out; a split that would lose a class from training falls back to
-    ``GroupShuffleSplit``. ``val_size=0`` or fewer than 4 subjects: no validation.
+    ``GroupShuffleSplit``. ``val_size=0``: no validation. Fewer than 4 subjects: no
+    validation either, with a ``UserWarning`` that says so (pass ``val_size=0`` to train
+    without validation on purpose).
 
     Returns
     -------
@@ -78,7 +98,17 @@ def validation_split(
     n = len(labels)
     all_idx = np.arange(n)
     uniq = np.unique(groups)
-    if val_size == 0 or len(uniq) < 4:
+    if val_size == 0:
+        return all_idx, np.array([], dtype=int)
+    if len(uniq) < MIN_VALIDATION_SUBJECTS:
+        warnings.warn(
+            f"only {len(uniq)} training subject{'s' if len(uniq) != 1 else ''}: no "
+            "subject-wise validation is possible (needs at least "
+            f"{MIN_VALIDATION_SUBJECTS}); training runs every epoch and keeps the final "
+            "weights. Give more subjects, or set val_size=0 to do this without the warning.",
+            UserWarning,
+            stacklevel=2,
+        )
         return all_idx, np.array([], dtype=int)
     _, y = np.unique(labels, return_inverse=True)
     n_splits = int(min(max(2, round(1 / val_size)), len(uniq)))

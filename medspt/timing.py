@@ -163,7 +163,8 @@ def check_timing(
 def _segment_values(t, v, grid, fs, max_gap):
     """Values (len(grid), C) of one gap-free stretch (times t, values v) on ``grid``."""
     out = np.full((len(grid), v.shape[1]), np.nan)
-    inside = (grid >= t[0]) & (grid <= t[-1])
+    eps = 1e-6 / fs  # a grid point one rounding error past the stretch's end is inside
+    inside = (grid >= t[0] - eps) & (grid <= t[-1] + eps)
     if not inside.any():
         return out
     g = grid[inside]
@@ -234,8 +235,17 @@ def regularize(
             if c not in skip
             and pd.api.types.is_numeric_dtype(df[c])
             and not pd.api.types.is_bool_dtype(df[c])
+            and not pd.api.types.is_complex_dtype(df[c])
         ]
-    channels = list(channels)
+    channels = [channels] if isinstance(channels, str) else list(channels)
+    for c in channels:
+        if c not in df.columns:
+            raise InputError(f"channel column {c!r} not found in the DataFrame")
+        if pd.api.types.is_complex_dtype(df[c]):
+            raise InputError(
+                f"channel {c!r} holds complex numbers; pass a real signal, e.g. its "
+                f"magnitude df[{c!r}] = np.abs(df[{c!r}])"
+            )
     values = df[channels].to_numpy(dtype=np.float64)
     parts = []
     for _, idx, t in _recordings(df, keys, time):
@@ -247,7 +257,8 @@ def regularize(
             ts, vs = t[seg], v[seg]
             keep = np.concatenate([[True], np.diff(ts) > 0])  # duplicated times: first
             seg_vals = _segment_values(ts[keep], vs[keep], grid, fs, max_gap)
-            have = ~np.isnan(seg_vals).all(1) | ((grid >= ts[0]) & (grid <= ts[-1]))
+            eps = 1e-6 / fs
+            have = ~np.isnan(seg_vals).all(1) | ((grid >= ts[0] - eps) & (grid <= ts[-1] + eps))
             out[have] = seg_vals[have]
         if len(t) > 1:
             near = np.clip(np.searchsorted(t, grid), 1, len(t) - 1)

@@ -166,9 +166,10 @@ PREDICT_CASES = {
         lambda m, df: m.predict_proba(np.zeros((2, 3, 40))),
         "expecting 2 features",
     ),
-    "array with wrong window length": (
-        lambda m, df: m.predict_proba(np.zeros((2, 2, 10))),
-        "windows of 10 steps",
+    # other window lengths are padded or cut into sliding windows (tests/test_auto.py)
+    "array with an empty case": (
+        lambda m, df: m.predict_proba(np.stack([np.zeros((2, 40)), np.full((2, 40), np.nan)])),
+        r"1 case\(s\) of X have no observed value \(all NaN\), e.g. case 1",
     ),
     "predict before fit": (
         lambda m, df: SPTClassifier().predict(np.zeros((2, 2, 40))),

@@ -140,10 +140,10 @@ def test_evaluate_takes_grid_options_not_single_ones():
         ["evaluate", "--data", "x.csv", "--depth", "4", "--seed", "3", "--masking", "channel"]
     )
     assert (a.depths, a.seeds, a.maskings) == ([4], [3], ["channel"])
-    assert not any(hasattr(a, k) for k in ("depth", "seed", "masking"))
+    assert not any(hasattr(a, k) for k in ("depth", "seed", "random_state", "masking"))
     f = build_parser().parse_args(["fit", "--data", "x.csv", "--depth", "4", "--seed", "3"])
-    assert (f.depth, f.seed, f.masking) == (4, 3, "span")
-    from medspt.cli import _model_params
+    assert (f.depth, f.random_state, f.masking) == (4, 3, "span")  # --seed is random_state
+    from medspt.cli_args import model_params as _model_params
 
     # the command line's defaults are the estimator's
     assert _model_params(f)["normalize"] == SPTClassifier().normalize == "instance"
@@ -167,7 +167,7 @@ def test_console_script_is_installed():
 def test_study_run_passes_normalize_only_when_given():
     # absent by default, so a study started before the option existed resumes unchanged
     from medspt.cli import build_parser
-    from medspt.study.cli import _model_params
+    from medspt.cli_args import model_params as _model_params
 
     a = build_parser().parse_args(["study", "run", "--data", "demo", "--d-model", "32"])
     assert _model_params(a) == {"d_model": 32}

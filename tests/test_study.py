@@ -30,9 +30,11 @@ from medspt.study import (
 from medspt.study.dashboard import free_port
 
 TINY = ["--d-model", "8", "--n-heads", "2", "--epochs", "1", "--pretrain-epochs", "1"]
-TINY += ["--min-steps", "0"]
+TINY += ["--min-steps", "0", "--patch-len", "8"]
 TINY += ["--batch-size", "128", "--cv", "2", "--window", "4s", "--quiet", "--no-scratch-long"]
-TINY_PARAMS = dict(d_model=8, n_heads=2, epochs=1, pretrain_epochs=1, batch_size=128, min_steps=0)
+TINY_PARAMS = dict(
+    d_model=8, n_heads=2, epochs=1, pretrain_epochs=1, batch_size=128, min_steps=0, patch_len=8
+)
 
 
 def _demo_study(url: str, name: str, **kw):

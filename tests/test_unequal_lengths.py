@@ -123,7 +123,7 @@ def test_unequal_length_cases_fit_and_predict_with_window_none(vowels_model, tmp
     # normalization ignores padding and missing values
     ws = clf.frame_windows(df)
     np.testing.assert_allclose(clf.mean_, np.nanmean(ws.X, axis=(0, 2)), rtol=1e-5, atol=1e-6)
-    # the model file keeps the rule, and a longer case is refused by name
+    # the model file keeps the rule; a longer case is predicted from sliding windows
     clf.save(tmp_path / "v.safetensors")
     back = load(tmp_path / "v.safetensors")
     np.testing.assert_allclose(
@@ -132,8 +132,17 @@ def test_unequal_length_cases_fit_and_predict_with_window_none(vowels_model, tmp
         atol=1e-6,
     )
     longer = vowels_frame(n_speakers=1, seed=2, lo=40, hi=40)
-    with pytest.raises(InputError, match="recording of 40 samples, longer than length=29"):
-        back.predict(longer)
+    with pytest.warns(UserWarning, match=r"longer than the 29 steps .*\(stride 14\)"):
+        got = back.predict(longer).recordings
+    assert len(got) == longer["recording"].nunique()
+    # 40 steps -> windows at 0 and 11 (flush with the end): their mean probability
+    ws = back.frame_windows(longer)
+    assert ws.X.shape[2] == 40
+    for i in range(2):
+        X = ws.X[i : i + 1]
+        parts = np.concatenate([X[:, :, s : s + 29] for s in (0, 11)])
+        want = back.predict_proba(parts).mean(0)
+        np.testing.assert_allclose(got.filter(like="proba_").to_numpy()[i], want, atol=1e-6)
 
 
 def test_window_none_refuses_label_changes_inside_a_recording():

@@ -169,5 +169,7 @@ def test_regularize_never_interpolates_across_a_gap(seed, rate, jitter, n_gaps):
         after = np.searchsorted(t, g)
         if after < len(t) and np.isclose(t[after], g):
             continue
+        if after > 0 and np.isclose(t[after - 1], g):  # on a sample, up to rounding
+            continue
         assume(0 < after < len(t))
         assert t[after] - t[after - 1] <= max_gap + 1e-9  # filled only between close samples

@@ -305,12 +305,20 @@ def add_datasets_parser(subparsers) -> argparse.ArgumentParser:
         default=None,
         metavar="GLOB",
         help="only files matching GLOB (repeatable or comma-separated), e.g. '*_01.txt'; "
-        "the small metadata files are always fetched",
+        "the small metadata files are always fetched (default: every file)",
     )
-    q.add_argument("--base-url", default=None, help="folder URL holding SHA256SUMS.txt (a mirror)")
-    q.add_argument("--timeout", type=float, default=60, help="seconds per request (60)")
-    q.add_argument("--retries", type=int, default=2, help="resume a broken-off file this often (2)")
-    q.add_argument("--quiet", action="store_true", help="no progress bars or messages")
+    q.add_argument(
+        "--base-url",
+        default=None,
+        help="folder URL holding SHA256SUMS.txt, a mirror (default: the dataset's PhysioNet page)",
+    )
+    q.add_argument("--timeout", type=float, default=60, help="seconds per request (default: 60)")
+    q.add_argument(
+        "--retries", type=int, default=2, help="resume a broken-off file this often (default: 2)"
+    )
+    q.add_argument(
+        "--quiet", action="store_true", help="no progress bars or messages (default: shown)"
+    )
     q.set_defaults(func=cmd_download)
 
     q = sub.add_parser(
@@ -328,7 +336,8 @@ def add_datasets_parser(subparsers) -> argparse.ArgumentParser:
         action="append",
         default=None,
         metavar="GLOB",
-        help="check only files matching GLOB (plus the metadata files), e.g. '*_01.txt'",
+        help="check only files matching GLOB (plus the metadata files), e.g. '*_01.txt' "
+        "(default: every file listed in SHA256SUMS.txt)",
     )
     q.set_defaults(func=cmd_check)
     return p

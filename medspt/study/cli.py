@@ -6,9 +6,11 @@ import argparse
 import warnings
 from pathlib import Path
 
+from medspt.cli_args import add_data_args, add_grid_args, add_model_args, data_kwargs, model_params
 from medspt.masking import STRATEGIES
 
 DEFAULT_STORAGE = "sqlite:///medspt.db"
+_STORAGE_HELP = f"Optuna storage URL (default: {DEFAULT_STORAGE})"
 
 
 def _quiet_optuna(verbose: bool) -> None:
@@ -18,39 +20,10 @@ def _quiet_optuna(verbose: bool) -> None:
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
 
 
-def _model_params(a) -> dict:
-    params = {}
-    for name in (
-        "d_model",
-        "n_heads",
-        "patch_len",
-        "epochs",
-        "pretrain_epochs",
-        "batch_size",
-        "lr",
-        "mask_ratio",
-        "mean_span",
-        "mask_unit",
-        "label_smoothing",
-        "min_steps",
-        "n_estimators",
-        "device",
-    ):
-        v = getattr(a, name)
-        if v is not None:
-            params[name] = v
-    if a.normalize is not None:  # absent unless given, so older studies resume unchanged
-        from medspt.cli import normalize_value
-
-        params["normalize"] = normalize_value(a.normalize)
-    return params
-
-
 def cmd_run(a) -> int:
     from medspt.study.runner import run_study
 
     _quiet_optuna(not a.quiet)
-    window = a.window if a.window in (None, "auto") or not a.window.isdigit() else int(a.window)
     study = run_study(
         a.data,
         protocol=a.protocol,
@@ -65,11 +38,11 @@ def cmd_run(a) -> int:
         n_trials=a.n_trials,
         tune=a.tune,
         cv=a.cv,
-        window=window,
         metric=a.metric,
-        params=_model_params(a),
+        params=model_params(a),  # only the options given: a study resumes unchanged
         diagnostics=not a.no_diagnostics,
         verbose=not a.quiet,
+        **data_kwargs(a),
     )
     print(
         f"study {study.study_name!r}: report with `medspt study report --storage {a.storage} "
@@ -132,87 +105,111 @@ def add_study_parser(subparsers) -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="study_command", required=True, metavar="COMMAND")
 
-    q = sub.add_parser("run", help="create (or resume) a study and run its cells")
-    src = q.add_mutually_exclusive_group(required=True)
-    src.add_argument("--protocol", help="GPD-1, NE-1 or CAM-1 (real data via MEDSPT_DATA)")
-    src.add_argument("--data", help="long-format .csv/.parquet file, or 'demo'")
-    q.add_argument("--storage", default=DEFAULT_STORAGE, help=f"URL (default {DEFAULT_STORAGE})")
-    q.add_argument("--study", default=None, help="study name (default medspt-<data>)")
-    q.add_argument("--depths", type=int, nargs="+", default=[1, 2, 4, 8])
-    q.add_argument("--maskings", nargs="+", default=list(STRATEGIES), choices=STRATEGIES)
-    q.add_argument("--no-scratch", action="store_true", help="leave out scratch models")
-    q.add_argument(
-        "--no-scratch-long",
-        action="store_true",
-        help="leave out scratch-long, the compute-matched control (label-only training for "
-        "SPT's whole budget of optimizer steps)",
+    q = sub.add_parser(
+        "run",
+        help="create (or resume) a study and run its cells",
+        description="run_study(...) from the command line: the grid is --depths, "
+        "--maskings and --seeds (lists; --depth, --masking and --seed are their aliases); "
+        "the data options (--subject, --window, ...) are stored with the study, so "
+        "workers that join it cut the same windows; model options shared by every cell "
+        "are stored only when given (the estimator's defaults otherwise).",
     )
+    src = q.add_mutually_exclusive_group(required=True)
+    src.add_argument(
+        "--protocol",
+        help="GPD-1, NE-1 or CAM-1: a dataset protocol's windows and folds (real data via "
+        "MEDSPT_DATA); no data options with it (default: none, give --protocol or --data)",
+    )
+    src.add_argument(
+        "--data",
+        metavar="FILE",
+        help="long-format .csv, .tsv or .parquet file, or demo (built-in synthetic data) "
+        "(default: none, give --protocol or --data)",
+    )
+    add_data_args(q, data=False)
+    q.add_argument(
+        "--storage",
+        default=DEFAULT_STORAGE,
+        help=f"Optuna storage URL (default: {DEFAULT_STORAGE})",
+    )
+    q.add_argument(
+        "--study", default=None, help="study name (default: medspt-<protocol or file stem>)"
+    )
+    add_grid_args(q, depths=[1, 2, 4, 8], maskings=list(STRATEGIES), seeds=[0])
     q.add_argument(
         "--alibi",
         action="store_true",
-        help="add scratch-alibi: label-only training with ALiBi's proximity bias",
+        help="add scratch-alibi: label-only training with ALiBi's proximity bias (default: off)",
     )
     q.add_argument(
         "--no-diagnostics",
         action="store_true",
-        help="skip the attention distance / locality of each fold's model",
+        help="skip the attention distance / locality of each fold's model (default: measured)",
     )
-    q.add_argument("--seeds", type=int, nargs="+", default=[0])
-    q.add_argument("--cv", type=int, default=5, help="subject-wise folds (data files only)")
-    q.add_argument("--window", default="auto", help="samples (200) or seconds (10s)")
-    q.add_argument("--tune", action="store_true", help="tune lr, d_model, mask ratio per cell")
+    q.add_argument(
+        "--cv", type=int, default=5, help="subject-wise folds, data files only (default: 5)"
+    )
+    q.add_argument(
+        "--tune",
+        action="store_true",
+        help="tune lr, d_model, mask ratio per cell and fold (nested) (default: off)",
+    )
     q.add_argument(
         "--n-trials",
         type=int,
         default=None,
-        help="tuning trials per cell (with --tune), else the most cells to run now",
+        help="tuning trials per cell with --tune (default: 20), else the most cells to run "
+        "now (default: all)",
     )
-    q.add_argument("--metric", default="balanced_accuracy")
-    for name, typ in (
-        ("d-model", int),
-        ("n-heads", int),
-        ("patch-len", int),
-        ("epochs", int),
-        ("pretrain-epochs", int),
-        ("batch-size", int),
-        ("lr", float),
-        ("mask-ratio", float),
-        ("mean-span", float),
-        ("mask-unit", str),
-        ("label-smoothing", float),
-        ("min-steps", int),
-        ("n-estimators", int),
-        ("device", str),
-    ):
-        q.add_argument(
-            f"--{name}", type=typ, default=None, help="model setting (default: SPTClassifier's)"
-        )
     q.add_argument(
-        "--normalize",
-        default=None,
-        choices=("channel", "window", "instance", "none"),
-        help="per-channel standardization (default), also per-window centring, or none",
+        "--metric",
+        default="balanced_accuracy",
+        help="the trial value: mean over folds of this metric (default: balanced_accuracy)",
     )
-    q.add_argument("--quiet", action="store_true")
+    add_model_args(q, grid=True, given_only=True)
+    q.add_argument("--quiet", action="store_true", help="no progress bar (default: shown)")
     q.set_defaults(func=cmd_run)
 
-    q = sub.add_parser("worker", help="join an existing study as one more worker")
-    q.add_argument("--storage", required=True)
-    q.add_argument("--study", required=True)
-    q.add_argument("--quiet", action="store_true")
+    q = sub.add_parser(
+        "worker",
+        help="join an existing study as one more worker",
+        description="The data options, grid and model settings are the study's own, as "
+        "stored by medspt study run.",
+    )
+    q.add_argument("--storage", required=True, help="Optuna storage URL of the study (required)")
+    q.add_argument("--study", required=True, help="study name (required)")
+    q.add_argument("--quiet", action="store_true", help="no progress bar (default: shown)")
     q.set_defaults(func=cmd_worker)
 
     q = sub.add_parser("dashboard", help="serve optuna-dashboard for a storage on 127.0.0.1")
-    q.add_argument("--storage", default=DEFAULT_STORAGE)
-    q.add_argument("--host", default="127.0.0.1")
-    q.add_argument("--port", type=int, default=8080, help="0 picks a free port")
+    q.add_argument(
+        "--storage",
+        default=DEFAULT_STORAGE,
+        help=f"Optuna storage URL (default: {DEFAULT_STORAGE})",
+    )
+    q.add_argument("--host", default="127.0.0.1", help="address to serve on (default: 127.0.0.1)")
+    q.add_argument(
+        "--port", type=int, default=8080, help="port; 0 picks a free one (default: 8080)"
+    )
     q.set_defaults(func=cmd_dashboard)
 
     q = sub.add_parser("report", help="Markdown/CSV table and figures of a study")
-    q.add_argument("--storage", default=DEFAULT_STORAGE)
-    q.add_argument("--study", required=True)
-    q.add_argument("--out", default="medspt-report")
-    q.add_argument("--metric", default="balanced_accuracy")
-    q.add_argument("--baselines", default=None, help="CSV of baseline rows on the same folds")
+    q.add_argument(
+        "--storage",
+        default=DEFAULT_STORAGE,
+        help=f"Optuna storage URL (default: {DEFAULT_STORAGE})",
+    )
+    q.add_argument("--study", required=True, help="study name (required)")
+    q.add_argument("--out", default="medspt-report", help="output folder (default: medspt-report)")
+    q.add_argument(
+        "--metric",
+        default="balanced_accuracy",
+        help="metric of the tables and figures (default: balanced_accuracy)",
+    )
+    q.add_argument(
+        "--baselines",
+        default=None,
+        help="CSV of baseline rows on the same folds (default: none)",
+    )
     q.set_defaults(func=cmd_report)
     return p

@@ -43,7 +43,7 @@ from optuna.trial import TrialState
 from tqdm.auto import tqdm
 
 from medspt._version import __version__
-from medspt.api import config_params, fit_fold, windows_from
+from medspt.api import DATA_DEFAULTS, check_params, config_params, fit_fold, windows_from
 from medspt.data import WindowSet
 from medspt.errors import InputError
 from medspt.masking import STRATEGIES
@@ -156,10 +156,32 @@ def _cells(attrs: dict) -> list[Cell]:
 # --------------------------------------------------------------------------- data
 
 
-def _data_spec(data, protocol, cv, window, stride) -> dict:
+# How a study's table is read and cut besides window and stride (fit_spt's data keywords).
+# A data spec stores the ones that differ from their defaults (window and stride always),
+# so a study started before an option existed resumes unchanged.
+DATA_OPTIONS = {k: v for k, v in DATA_DEFAULTS.items() if k not in ("window", "stride")}
+
+
+def _data_spec(data, protocol, cv, window, stride, options: dict | None = None) -> dict:
+    """How workers load the study's data; ``options`` are the data keywords
+    (``subject``, ``channels``, ...; see ``DATA_OPTIONS``)."""
+    options = dict(options or {})
+    unknown = sorted(set(options) - set(DATA_OPTIONS))
+    if unknown:
+        raise InputError(f"unknown data options {unknown}; known: {sorted(DATA_OPTIONS)}")
+    if options.get("channels") is not None:
+        options["channels"] = [str(c) for c in options["channels"]]
+    given = {k: v for k, v in options.items() if v != DATA_OPTIONS[k]}
     if protocol is not None:
         if data is not None and not isinstance(data, (str, Path)):
             raise InputError("give either protocol=... or data=..., not both")
+        cut = {"window": window, "stride": stride} if window != "auto" or stride else {}
+        if given or cut:
+            shown = ", ".join(f"{k}={v!r}" for k, v in {**given, **cut}.items())
+            raise InputError(
+                f"{shown}: protocol={protocol!r} fixes its own columns, windows and folds; "
+                "leave these out, or give data=... (a file) instead of protocol=..."
+            )
         return {
             "kind": "protocol",
             "name": str(protocol),
@@ -168,13 +190,20 @@ def _data_spec(data, protocol, cv, window, stride) -> dict:
     if data is None:
         raise InputError("run_study needs data (a DataFrame, a file, 'demo') or protocol=...")
     if isinstance(data, str) and data == "demo":
-        return {"kind": "demo", "cv": cv, "window": window, "stride": stride}
+        return {"kind": "demo", "cv": cv, "window": window, "stride": stride, **given}
     if isinstance(data, (str, Path)):
         path = Path(data).expanduser().resolve()
         if not path.is_file():
             raise InputError(f"data file {str(data)!r} does not exist")
-        return {"kind": "file", "path": str(path), "cv": cv, "window": window, "stride": stride}
-    return {"kind": "memory", "cv": cv, "window": window, "stride": stride}
+        return {
+            "kind": "file",
+            "path": str(path),
+            "cv": cv,
+            "window": window,
+            "stride": stride,
+            **given,
+        }
+    return {"kind": "memory", "cv": cv, "window": window, "stride": stride, **given}
 
 
 def load_study_data(spec: dict, data=None) -> tuple[WindowSet, list]:
@@ -197,8 +226,10 @@ def load_study_data(spec: dict, data=None) -> tuple[WindowSet, list]:
         data = make_demo_frame()
     elif kind == "file":
         data = read_table(spec["path"])
-    window = spec.get("window", "auto")
-    ws, _ = windows_from(data, window=window, stride=spec.get("stride"))
+    options = {k: spec.get(k, default) for k, default in DATA_OPTIONS.items()}
+    ws, _ = windows_from(
+        data, window=spec.get("window", "auto"), stride=spec.get("stride"), **options
+    )
     if ws.y is None:
         raise InputError("the study's data has no labels")
     folds = subject_folds(ws.y, ws.groups, int(spec.get("cv", 5)))
@@ -533,6 +564,14 @@ def run_study(
     cv: int = 5,
     window: int | str = "auto",
     stride: int | str | None = None,
+    label: str = "label",
+    subject: str = "subject",
+    recording: str | None = "recording",
+    time: str | None = "time",
+    channels: Sequence[str] | None = None,
+    fs: float | None = None,
+    max_missing: float = 0.5,
+    drop_short: bool = False,
     metric: str = "balanced_accuracy",
     params: dict | None = None,
     diagnostics: bool = True,
@@ -571,12 +610,17 @@ def run_study(
         (TPE), on that fold's validation subjects only (nested).
     cv : int
         Subject-wise folds for data without a protocol.
-    window, stride
-        How a DataFrame is cut (see :func:`medspt.fit_spt`).
+    window, stride, label, subject, recording, time, channels, fs, max_missing, drop_short
+        How a DataFrame or file is read and cut, as in :func:`medspt.fit_spt` (the same
+        options on the command line: ``--window``, ``--subject``, ...). They are stored
+        in the study, so workers that join it cut identical windows; a protocol fixes
+        its own, so none of them may be given with ``protocol``.
     metric : str
         The trial value: mean over folds of this test metric.
     params : dict, optional
-        Further :class:`~medspt.SPTClassifier` parameters shared by every cell.
+        Further :class:`~medspt.SPTClassifier` parameters shared by every cell. An unknown
+        key is an :class:`~medspt.InputError` naming the closest parameter; the grid sets
+        ``depth``, ``masking``, ``pretrain`` and ``random_state`` (the seed) per cell.
     diagnostics : bool
         Record each fold model's mean attention distance and locality ratio on its test
         windows (:mod:`medspt.diagnostics`); the report shows them per configuration.
@@ -588,6 +632,7 @@ def run_study(
         curves) as user attributes; see :func:`medspt.study.results_frame`.
     """
     params = dict(params or {})
+    check_params(params, run_study, grid=True, in_params=True)
     for bad in ("depth", "pretrain", "masking", "random_state", "positional"):
         if bad in params:
             raise InputError(f"params may not set {bad!r}: the grid sets it per cell")
@@ -600,7 +645,17 @@ def run_study(
         raise InputError("seeds is empty")
     if not scratch and not alibi and not maskings:
         raise InputError("nothing to run: scratch=False and no maskings")
-    spec = _data_spec(data, protocol, cv, window, stride)
+    options = dict(
+        label=label,
+        subject=subject,
+        recording=recording,
+        time=time,
+        channels=None if channels is None else list(channels),
+        fs=fs,
+        max_missing=max_missing,
+        drop_short=drop_short,
+    )
+    spec = _data_spec(data, protocol, cv, window, stride, options)
     ws, folds = load_study_data(spec, data if spec["kind"] == "memory" else None)
     if study_name is None:
         stem = protocol or (Path(spec["path"]).stem if spec["kind"] == "file" else spec["kind"])

@@ -1,0 +1,56 @@
+"""Data-aware values for the estimator's ``"auto"`` settings.
+
+A window of 200 steps and a case of 12 steps need different patch lengths, and 3,000
+training windows and 30 need different batch sizes. These rules turn the shape of the
+training data into those settings; :class:`medspt.SPTClassifier` records what they chose in
+``auto_params_``. The rules keep the values the defaults were selected with on the real
+protocols (patch 8 and batch 64 for GPD-1's and NE-1's windows of 200-240 steps and
+thousands of windows) and were checked on small public sets (``benchmarks/public_sets.py``).
+"""
+
+from __future__ import annotations
+
+import math
+
+MIN_TOKENS = 12  # fewest tokens per window the patch length aims for
+MAX_TOKENS = 512  # most tokens per window: attention cost grows with their square
+MAX_PATCH = 8  # the patch length the defaults were selected with
+MIN_BATCH, MAX_BATCH = 8, 64
+BATCHES_PER_EPOCH = 8  # the batch size aims for at least this many steps per epoch
+FEWEST_TOKENS = 4  # a window cut into fewer tokens than this is refused
+
+
+def _pow2_floor(x: float) -> int:
+    return 1 << max(0, math.floor(math.log2(x))) if x >= 1 else 1
+
+
+def _pow2_ceil(x: float) -> int:
+    return 1 << max(0, math.ceil(math.log2(x))) if x > 1 else 1
+
+
+def patch_len_for(n_steps: int) -> int:
+    """Patch length for windows (or padded cases) of ``n_steps`` steps.
+
+    The largest power of two up to 8 that still leaves at least 12 tokens per window
+    (1 for windows under 24 steps), raised for very long windows until they have at most
+    512 tokens.
+
+    >>> patch_len_for(200), patch_len_for(100), patch_len_for(29), patch_len_for(12000)
+    (8, 8, 2, 32)
+    """
+    if n_steps < 1:
+        raise ValueError(f"n_steps must be >= 1, got {n_steps}")
+    short = min(MAX_PATCH, _pow2_floor(n_steps / MIN_TOKENS))
+    return max(short, _pow2_ceil(n_steps / MAX_TOKENS))
+
+
+def batch_size_for(n_train: int) -> int:
+    """Batch size for ``n_train`` training windows: a power of two from 8 to 64 that gives
+    an epoch at least 8 optimizer steps where the data allow.
+
+    >>> batch_size_for(5000), batch_size_for(300), batch_size_for(32)
+    (64, 32, 8)
+    """
+    if n_train < 1:
+        raise ValueError(f"n_train must be >= 1, got {n_train}")
+    return min(MAX_BATCH, max(MIN_BATCH, _pow2_floor(n_train / BATCHES_PER_EPOCH)))
