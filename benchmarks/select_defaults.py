@@ -37,8 +37,18 @@ splits) and the mean inner accuracy over the six univariate public sets of
 splits never read; the multivariate sets are not used). Ties within 0.005 go to the
 earlier candidate. Patch length and batch size are ``"auto"`` in every candidate.
 
+Round 3, declared before its runs: round 2's winner ``N`` (R without augmentation) against
+two ways of keeping what instance normalization takes from the tokens: ``window_stats``
+(each window's per-channel mean and log-std handed to the classification head) and
+per-window centring instead of instance normalization (levels removed, spreads kept). Same
+data, splits, score and tie rule as round 2. Why a third round: the first check of round
+2's default on the multivariate public sets (kept for checking only) fell far short, and
+activity and speech features carry class information in levels and spreads; that check
+decided *whether* to search again, never what to choose. The multivariate sets stay out
+of every score.
+
     MEDSPT_DATA=/path/to/data python benchmarks/select_defaults.py --protocol NE-1
-    python benchmarks/select_defaults.py --public   # round 2's public-set part
+    python benchmarks/select_defaults.py --public   # rounds 2 and 3: public-set part
     python benchmarks/select_defaults.py --report-only
 
 Rows are appended to ``benchmarks/results/select_defaults_<protocol>.csv`` as they finish (a rerun
@@ -82,6 +92,14 @@ ROUND2: dict[str, dict] = {
     "R, no augmentation": {**RECIPE, "augment": None},
     "R, jitter + scale": {**RECIPE, "augment": "jitter,scale"},
 }
+N_RECIPE = {**RECIPE, "augment": None}  # round 2's choice
+ROUND3: dict[str, dict] = {
+    "N": N_RECIPE,
+    "N + window stats": {**N_RECIPE, "window_stats": True},
+    "N, window centring": {**N_RECIPE, "normalize": "window"},
+}
+ROUNDS = {2: ROUND2, 3: ROUND3}
+ALIASES = {"N": "R, no augmentation"}  # round-3 name -> the earlier run of its settings
 TIE = 0.005
 MD = RESULTS / "select_defaults.md"
 PUBLIC_MD = RESULTS / "select_defaults_public.md"  # public_sets.py rows of round 2
@@ -127,8 +145,10 @@ def run(protocol_name: str, folds: list[int], root) -> None:
     for fold in folds:
         train = np.asarray(p.folds[fold][0])  # the outer test part is never touched
         fit, val = inner_split(p.windows, train, fold)
-        for name, params in {**CANDIDATES, **ROUND2}.items():
+        for name, params in {**CANDIDATES, **ROUND2, **ROUND3}.items():
             if ((done["fold"] == fold) & (done["candidate"] == name)).any():
+                continue
+            if name in ALIASES:  # the same settings as a candidate of an earlier round
                 continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -165,9 +185,16 @@ def choose(
     return per, winner
 
 
-def public_scores(path=None) -> tuple[pd.Series, pd.DataFrame]:
-    """Round 2's public-set part: mean inner accuracy over the univariate sets per
-    candidate (NaN unless all of them ran), and the per-set table."""
+def with_aliases(rows: pd.DataFrame) -> pd.DataFrame:
+    """Protocol rows plus a copy of each aliased candidate's rows under its new name."""
+    extra = [rows[rows["candidate"] == old].assign(candidate=new) for new, old in ALIASES.items()]
+    return pd.concat([rows, *extra], ignore_index=True)
+
+
+def public_scores(candidates: dict | None = None, path=None) -> tuple[pd.Series, pd.DataFrame]:
+    """The public-set part of rounds 2 and 3: mean inner accuracy over the univariate sets
+    per candidate (NaN unless all of them ran), and the per-set table."""
+    candidates = ROUND2 if candidates is None else candidates
     from export_public_sets import UNIVARIATE
     from public_sets import params_key
 
@@ -176,22 +203,23 @@ def public_scores(path=None) -> tuple[pd.Series, pd.DataFrame]:
     rows = pd.read_csv(path) if path.exists() else pd.DataFrame(columns=cols)
     rows = rows[(rows["mode"] == "inner") & (rows["seed"] == 0)]
     table = pd.DataFrame(index=list(UNIVARIATE))
-    for name, params in ROUND2.items():
+    for name, params in candidates.items():
         mine = rows[rows["params"] == params_key(params)].set_index("set")
         table[name] = mine["medspt_accuracy"].reindex(table.index)
     if len(rows):
         table["MiniRocket"] = rows.groupby("set")["minirocket_accuracy"].first()
-    means = table[list(ROUND2)].mean(skipna=False)
+    means = table[list(candidates)].mean(skipna=False)
     return means, table
 
 
 def run_public() -> None:
-    """Round 2's public-set runs: every ROUND2 candidate, inner mode, seed 0, one thread."""
+    """The public-set runs of rounds 2 and 3: every candidate, inner mode, seed 0, one
+    thread (runs already in the CSV are skipped)."""
     import json
 
     import public_sets
 
-    for params in ROUND2.values():
+    for params in [*ROUND2.values(), *ROUND3.values()]:
         public_sets.main(
             ["--sets", "univariate", "--inner", "--threads", "1", "--out", str(PUBLIC_MD),
              "--params", json.dumps(params)]
@@ -248,7 +276,9 @@ def report(command: str) -> str:
         "",
         _markdown(by_fold.reindex(columns=[c for c in {**CANDIDATES, **ROUND2} if c in by_fold])),
         "",
-        *round2_lines(rows),
+        *round_lines(rows, 2),
+        "",
+        *round_lines(rows, 3),
         "",
         f"- command: `{command}`; round 2's public sets: "
         "`python benchmarks/select_defaults.py --public`",
@@ -258,13 +288,18 @@ def report(command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def round2_lines(rows: pd.DataFrame) -> list[str]:
-    """Round 2's table (protocols + public sets) and its choice, as Markdown lines."""
-    public, per_set = public_scores()
-    per, winner = choose(rows, ROUND2, public)
+def round_lines(rows: pd.DataFrame, number: int) -> list[str]:
+    """Round ``number``'s table (protocols + public sets) and its choice, as Markdown."""
+    candidates = ROUNDS[number]
+    public, per_set = public_scores(candidates)
+    per, winner = choose(with_aliases(rows), candidates, public)
     parts = [c for c in per.columns if c not in ("score", "fit_s", "folds")]
+    title = {
+        2: "Round 2: defaults that also work on data nobody tuned on (issue 16)",
+        3: "Round 3: levels and spreads back to the classifier (issue 16)",
+    }[number]
     lines = [
-        "## Round 2: defaults that also work on data nobody tuned on (issue 16)",
+        f"## {title}",
         "",
         "Inner-validation scores only; `public sets` is the mean inner accuracy over the six "
         "univariate public sets (`benchmarks/public_sets.py --inner`); the three parts weigh "
@@ -273,11 +308,11 @@ def round2_lines(rows: pd.DataFrame) -> list[str]:
         "| candidate | " + " | ".join(parts) + " | score |",
         "|---|" + "---:|" * (len(parts) + 1),
     ]
+    done = not per[parts].isna().any().any() and len(per) == len(candidates)
     for name, r in per.iterrows():
         cells = " | ".join("n/a" if pd.isna(r[p]) else f"{r[p]:.3f}" for p in parts)
-        mark = " **chosen**" if name == winner and not per[parts].isna().any().any() else ""
+        mark = " **chosen**" if name == winner and done else ""
         lines.append(f"| {name}{mark} | {cells} | {r['score']:.3f} |")
-    done = not per[parts].isna().any().any() and len(per) == len(ROUND2)
     lines += [
         "",
         f"Chosen: **{winner}**." if done else "Not all parts have run yet: no choice.",

@@ -322,6 +322,12 @@ _SWITCHES = {  # boolean parameters: (option for True, option for False, help)
         "--no-linear-probe",
         "after pretraining train only the classification head",
     ),
+    "window_stats": (
+        "--window-stats",
+        "--no-window-stats",
+        "give the classifier each window's per-channel mean and log-std (the levels "
+        "instance normalization removes)",
+    ),
 }
 # set per cell by the grid of evaluate / study run, which take lists instead
 GRID_SET = ("depth", "masking", "random_state", "pretrain")

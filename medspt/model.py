@@ -28,6 +28,7 @@ import torch.nn.functional as F
 from medspt.errors import InputError
 
 POSITIONAL = ("learned", "sinusoidal", "alibi", "none")
+HEAD_PREFIXES = ("head.", "stats_head.")  # parameter names of the classification head
 POOLING = ("mean", "cls")
 
 
@@ -52,6 +53,9 @@ class ModelConfig:
     # RevIN-style: every window standardized per channel by the statistics of the values
     # the model may see (observed and not hidden), so hidden values leak nothing
     instance_norm: bool = False
+    # the classifier also sees each window's per-channel mean and log-std (of the values
+    # it may see): the levels and spreads instance normalization takes from the tokens
+    window_stats: bool = False
 
     @property
     def attention_dropout(self) -> float:
@@ -272,6 +276,8 @@ class SPTTransformer(nn.Module):
         self.ln_f = nn.LayerNorm(D)
         self.recon_head = nn.Linear(D, C * P)
         self.head = nn.Linear(D, config.n_classes)
+        # part of the classification head: (mean, log std) per channel -> (D,)
+        self.stats_head = nn.Linear(2 * C, D) if config.window_stats else None
         self.apply(self._init_weights)
 
     @staticmethod
@@ -291,7 +297,11 @@ class SPTTransformer(nn.Module):
 
     def encoder_parameters(self):
         """Everything but the classification head (what pretraining trains)."""
-        return [p for n, p in self.named_parameters() if not n.startswith("head.")]
+        return [p for n, p in self.named_parameters() if not n.startswith(HEAD_PREFIXES)]
+
+    def head_parameters(self):
+        """The classification head (with the window-statistics layer, if any)."""
+        return [p for n, p in self.named_parameters() if n.startswith(HEAD_PREFIXES)]
 
     def token_padding(self, x: torch.Tensor) -> torch.Tensor:
         """Which tokens of windows ``x (B, C, T)`` are padding, ``(B, N)`` (True = pad).
@@ -360,6 +370,15 @@ class SPTTransformer(nn.Module):
         its values: its level cannot be known from what the model sees."""
         if not self.config.instance_norm:
             return x
+        mean, std = self.visible_stats(x, hidden)
+        return (x - mean) / std
+
+    @staticmethod
+    def visible_stats(
+        x: torch.Tensor, hidden: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean and std ``(B, C, 1)`` of each window's visible values per channel (observed
+        and not ``hidden``); 0 and 1 for a channel with fewer than 2 visible values."""
         seen = ~torch.isnan(x) if hidden is None else ~torch.isnan(x) & ~hidden  # (B, C, T)
         n = seen.sum(-1, keepdim=True)  # (B, C, 1)
         zero = torch.zeros((), dtype=x.dtype, device=x.device)
@@ -369,7 +388,7 @@ class SPTTransformer(nn.Module):
         few = n < 2
         mean = torch.where(few, zero, mean)
         std = torch.where(few, torch.ones((), dtype=x.dtype, device=x.device), std)
-        return (x - mean) / std
+        return mean, std
 
     def reconstruct(self, x: torch.Tensor, hidden: torch.Tensor | None = None) -> torch.Tensor:
         """Predicted values ``(B, C, T)`` for every entry (trained on hidden ones); with
@@ -391,4 +410,8 @@ class SPTTransformer(nn.Module):
         else:  # mean over the tokens that are not padding
             keep = (~pad).to(h.dtype)[..., None]  # (B, N, 1)
             pooled = (h * keep).sum(1) / keep.sum(1).clamp_min(1.0)
+        if self.stats_head is not None:
+            mean, std = self.visible_stats(x)  # each (B, C, 1)
+            stats = torch.cat([mean, torch.log(std)], dim=1)[..., 0]  # (B, 2C)
+            pooled = pooled + self.stats_head(stats)
         return self.head(self.drop(pooled))

@@ -21,7 +21,7 @@ from tqdm.auto import tqdm
 
 from medspt.augment import augment, mixup
 from medspt.masking import make_mask
-from medspt.model import ModelConfig, SPTTransformer
+from medspt.model import HEAD_PREFIXES, ModelConfig, SPTTransformer
 
 __all__ = ["TrainConfig", "pretrain", "finetune", "scratch", "masked_mse", "resolve_device"]
 
@@ -99,7 +99,7 @@ def _param_groups(model: torch.nn.Module, params: list, cfg: TrainConfig) -> lis
         if id(p) not in wanted:
             continue
         plain = cfg.no_decay_norms and (p.ndim < 2 or name in ("pos", "cls_token"))
-        head = name.startswith("head.")
+        head = name.startswith(HEAD_PREFIXES)
         groups.setdefault((plain, head), []).append(p)
     return [
         {
@@ -288,7 +288,7 @@ def finetune(
     X, y = X.to(dev), y.to(dev)
     w = class_weight.to(dev) if class_weight is not None else None
     if linear_probe:
-        params = list(model.head.parameters())
+        params = model.head_parameters()
         for p in model.parameters():
             p.requires_grad_(False)
         for p in params:

@@ -272,3 +272,14 @@ def test_data_summary_lists_several_columns_and_windows_without_a_rate():
         "window: 6 samples",
         "4 windows from 2 subjects (1-3 per subject, median 2)",
     ]
+
+
+def test_window_stats_is_checked_and_stored(tmp_path, arrays):
+    X, y, g = arrays
+    with pytest.raises(InputError, match="window_stats must be True or False, got 'yes'"):
+        SPTClassifier(**TINY, window_stats="yes").fit(X, y, g)
+    clf = SPTClassifier(**TINY, window_stats=True).fit(X, y, g)
+    assert clf.model_.config.window_stats and clf.model_.stats_head is not None
+    clf.save(tmp_path / "s.safetensors")
+    back = load(tmp_path / "s.safetensors")
+    np.testing.assert_allclose(back.predict_proba(X), clf.predict_proba(X), atol=1e-6)

@@ -147,8 +147,10 @@ def test_evaluate_takes_grid_options_not_single_ones():
 
     # the command line's defaults are the estimator's
     assert _model_params(f)["normalize"] == SPTClassifier().normalize == "instance"
-    assert _model_params(f)["augment"] == ["jitter", "scale", "shift"]
+    assert _model_params(f)["augment"] is None is SPTClassifier().augment
     assert _model_params(f)["min_steps"] == SPTClassifier().min_steps
+    some = build_parser().parse_args(["fit", "--data", "x.csv", "--augment", "jitter", "shift"])
+    assert _model_params(some)["augment"] == ["jitter", "shift"]
     none = build_parser().parse_args(["fit", "--data", "x.csv", "--augment", "none"])
     assert _model_params(none)["augment"] is None
     w = build_parser().parse_args(["fit", "--data", "x.csv", "--normalize", "window"])

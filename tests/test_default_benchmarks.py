@@ -98,9 +98,15 @@ def test_default_model_report_aggregates_the_stored_runs(windows, tmp_path, monk
     assert "| spt-span | scratch-long |" in text and "| spt-span | tsai-minirocket |" in text
 
 
-def test_the_plan_runs_every_variant_once_before_repeating_seeds():
+def test_the_plan_runs_the_default_with_every_seed_first():
     plan = dm._plan()
-    seed0 = [v for v, s in plan if s == 0]
-    assert seed0 == ["default", *dm.ABLATION, f"depth {dm.DEEPER}"]
-    assert plan[len(seed0) :] == [("default", s) for s in dm.SEEDS[1:]]
+    assert plan[: len(dm.SEEDS)] == [("default", s) for s in dm.SEEDS]
+    rest = plan[len(dm.SEEDS) :]
+    assert rest == [(v, 0) for v in [*dm.ABLATION, f"depth {dm.DEEPER}"]]
     assert len(set(plan)) == len(plan)
+    # every ablation removes something the default has
+    from medspt import SPTClassifier
+
+    defaults = SPTClassifier().get_params()
+    for name, change in dm.ABLATION.items():
+        assert any(defaults[k] != v for k, v in change.items()), name

@@ -142,3 +142,31 @@ def test_instance_norm_off_is_identity_and_whole_hidden_channels_keep_their_valu
     x[0, 0, :5] = float("nan")
     out = model.instance_normalize(x)
     assert float(out[0, 0, 5:].mean().abs()) < 1e-5 and torch.isnan(out[0, 0, :5]).all()
+
+
+def test_window_stats_hand_levels_back_to_the_classifier_only():
+    torch.manual_seed(0)
+    base = dict(n_channels=3, n_steps=32, n_classes=2, d_model=16, n_heads=2, patch_len=8)
+    x = torch.randn(4, 3, 32)
+    shifted = x * 3.0 + 5.0  # same shape of every window, other level and spread
+    plain = SPTTransformer(ModelConfig(**base, instance_norm=True)).eval()
+    with torch.no_grad():
+        # instance normalization alone cannot tell the two apart
+        torch.testing.assert_close(plain(x), plain(shifted), atol=1e-4, rtol=1e-4)
+        stats = SPTTransformer(ModelConfig(**base, instance_norm=True, window_stats=True)).eval()
+        assert (stats(x) - stats(shifted)).abs().max() > 1e-3
+        # reconstruction (pretraining) never sees the statistics
+        hidden = torch.zeros_like(x, dtype=torch.bool)
+        hidden[:, :, 8:16] = True
+        stats.stats_head.weight.mul_(10.0)
+        before = stats.reconstruct(x, hidden)
+        stats.stats_head.weight.zero_()
+        torch.testing.assert_close(stats.reconstruct(x, hidden), before)
+    mean, std = SPTTransformer.visible_stats(shifted)
+    torch.testing.assert_close(mean[..., 0], shifted.mean(-1))
+    torch.testing.assert_close(std[..., 0], (shifted.var(-1, unbiased=False) + 1e-5).sqrt())
+    names = {n for n, _ in stats.named_parameters()}
+    head = {id(p) for p in stats.head_parameters()}
+    assert {"stats_head.weight", "head.weight"} <= names
+    assert {id(stats.stats_head.weight), id(stats.head.weight)} <= head
+    assert not head & {id(p) for p in stats.encoder_parameters()}
