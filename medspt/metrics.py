@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import accuracy_score, balanced_accuracy_score, f1_score, roc_auc_score
+from sklearn.metrics import (
+    accuracy_score,
+    balanced_accuracy_score,
+    confusion_matrix,
+    f1_score,
+    precision_recall_fscore_support,
+    roc_auc_score,
+)
 
 __all__ = [
+    "chance_levels",
+    "chance_table",
+    "class_report",
     "classification_metrics",
+    "confusion_frame",
     "predictions_frame",
     "subject_predictions",
     "subject_table",
@@ -92,12 +103,15 @@ def subject_table(predictions: pd.DataFrame) -> pd.DataFrame:
     """Per-subject view of window-level out-of-fold predictions.
 
     One row per configuration, depth, seed and subject: its fold, number of windows,
-    windows right, window accuracy, the subject's label (when all its windows share one,
-    else NaN), the class with the highest mean probability (``predicted``) and the mean
-    probability of each class.
+    windows right, window accuracy, the subject's ``label`` (class name; empty when its
+    windows carry several labels), the class with the highest mean probability
+    (``predicted``), that mean probability (``probability``), ``correct`` (predicted equals
+    label; empty without a subject label) and the mean probability of each class. Class
+    names come from the ``proba_<class>`` columns, in code order.
     """
-    keys = [k for k in ("config", "depth", "seed") if k in predictions.columns]
+    keys = _keys(predictions)
     cols = [c for c in predictions.columns if str(c).startswith("proba_")]
+    names = np.asarray([str(c).removeprefix("proba_") for c in cols], dtype=object)
     frame = predictions.assign(right=predictions["pred"] == predictions["y"])
     g = frame.groupby([*keys, "subject"], sort=True, dropna=False)
     out = g.agg(
@@ -105,11 +119,117 @@ def subject_table(predictions: pd.DataFrame) -> pd.DataFrame:
         n_windows=("window", "size"),
         n_right=("right", "sum"),
         labels=("y", "nunique"),
-        label=("y", "first"),
+        code=("y", "first"),
     )
     out["accuracy"] = out["n_right"] / out["n_windows"]
-    out["label"] = out["label"].where(out["labels"] == 1)
-    mean = g[cols].mean()
-    out["predicted"] = mean.to_numpy().argmax(1)
-    out = out.drop(columns="labels").join(mean)
+    mean = g[cols].mean()  # (subjects, K)
+    top = mean.to_numpy().argmax(1)
+    single = (out["labels"] == 1).to_numpy()
+    out["label"] = np.where(single, names[out["code"].to_numpy(dtype=int)], None)
+    out["predicted"] = names[top]
+    out["probability"] = mean.to_numpy()[np.arange(len(mean)), top]
+    out["correct"] = np.where(single, out["code"].to_numpy(dtype=int) == top, None)
+    out = out.drop(columns=["labels", "code"]).join(mean)
     return out.reset_index()
+
+
+# ---------------------------------------------------------------- chance, confusion, classes
+
+CHANCE_METRICS = ("accuracy", "balanced_accuracy", "macro_f1", "roc_auc", "subject_accuracy")
+
+
+def chance_levels(y: np.ndarray, n_classes: int, metric: str = "balanced_accuracy") -> dict:
+    """What ``metric`` scores without looking at the signals, for true class codes ``y``.
+
+    ``majority``: always predicting the most frequent class of ``y``; ``uniform``: guessing
+    each of the ``n_classes`` classes with equal probability (expected value). For
+    balanced accuracy both are ``1/K``; for accuracy the majority level is the largest
+    class share (0.75 on a 3:1 problem), the uniform one ``1/K``; ROC AUC is 0.5 for both.
+    For ``subject_accuracy`` pass one code per subject.
+    """
+    y = np.asarray(y).astype(int)
+    if metric not in CHANCE_METRICS:
+        raise ValueError(f"no chance level for metric {metric!r}; one of {CHANCE_METRICS}")
+    if n_classes < 2 or not len(y):
+        return {"majority": np.nan, "uniform": np.nan}
+    share = np.bincount(y, minlength=n_classes)[:n_classes] / len(y)  # (K,)
+    K = n_classes
+    if metric == "balanced_accuracy":
+        return {"majority": 1.0 / K, "uniform": 1.0 / K}
+    if metric == "roc_auc":
+        return {"majority": 0.5, "uniform": 0.5}
+    if metric == "macro_f1":
+        p = share.max()
+        majority = (2 * p / (1 + p)) / K  # the majority class's F1; the others score 0
+        # guessing 1/K each: precision of class k = its share, recall = 1/K
+        present = share > 0
+        f1 = np.where(present, 2 * share * (1 / K) / np.where(present, share + 1 / K, 1), 0.0)
+        return {"majority": float(majority), "uniform": float(f1.mean())}
+    return {"majority": float(share.max()), "uniform": 1.0 / K}
+
+
+def subject_codes(predictions: pd.DataFrame) -> np.ndarray:
+    """One true class code per subject of a predictions frame (subjects whose windows
+    carry several labels are left out)."""
+    first = predictions.drop_duplicates(["subject", "window"])
+    per = first.groupby("subject")["y"].agg(["nunique", "first"])
+    return per.loc[per["nunique"] == 1, "first"].to_numpy(dtype=int)
+
+
+def chance_table(
+    predictions: pd.DataFrame, n_classes: int, metric: str = "balanced_accuracy"
+) -> dict:
+    """:func:`chance_levels` of a window-level predictions frame (each window counted once
+    however many configurations and seeds predicted it; subjects for
+    ``subject_accuracy``)."""
+    if metric == "subject_accuracy":
+        return chance_levels(subject_codes(predictions), n_classes, metric)
+    y = predictions.drop_duplicates(["subject", "window"])["y"].to_numpy()
+    return chance_levels(y, n_classes, metric)
+
+
+def _keys(predictions: pd.DataFrame) -> list[str]:
+    return [k for k in ("config", "depth", "seed") if k in predictions.columns]
+
+
+def confusion_frame(predictions: pd.DataFrame, classes) -> pd.DataFrame:
+    """Confusion matrices of window-level predictions, one per configuration, depth and
+    seed, in long form: ``true``, ``predicted`` (class names) and ``count`` of windows
+    (sklearn's :func:`~sklearn.metrics.confusion_matrix`, every class pair listed, zeros
+    included)."""
+    classes = list(classes)
+    labels = np.arange(len(classes))
+    keys, rows = _keys(predictions), []
+    for key, g in (
+        predictions.groupby(keys, sort=False, dropna=False) if keys else [((), predictions)]
+    ):
+        key = key if isinstance(key, tuple) else (key,)
+        cm = confusion_matrix(g["y"], g["pred"], labels=labels)  # (K, K), rows = true
+        for i, t in enumerate(classes):
+            for j, p in enumerate(classes):
+                rows.append(
+                    {**dict(zip(keys, key)), "true": t, "predicted": p, "count": int(cm[i, j])}
+                )
+    return pd.DataFrame(rows, columns=[*keys, "true", "predicted", "count"])
+
+
+def class_report(predictions: pd.DataFrame, classes) -> pd.DataFrame:
+    """Per-class precision, recall, F1 and support (windows) of window-level predictions,
+    one row per configuration, depth, seed and class
+    (sklearn's :func:`~sklearn.metrics.precision_recall_fscore_support`)."""
+    classes = list(classes)
+    labels = np.arange(len(classes))
+    keys, rows = _keys(predictions), []
+    for key, g in (
+        predictions.groupby(keys, sort=False, dropna=False) if keys else [((), predictions)]
+    ):
+        key = key if isinstance(key, tuple) else (key,)
+        p, r, f, s = precision_recall_fscore_support(
+            g["y"], g["pred"], labels=labels, zero_division=0
+        )
+        for k, c in enumerate(classes):
+            rows.append(
+                {**dict(zip(keys, key)), "class": c, "precision": float(p[k]),
+                 "recall": float(r[k]), "f1": float(f[k]), "support": int(s[k])}
+            )  # fmt: skip
+    return pd.DataFrame(rows, columns=[*keys, "class", "precision", "recall", "f1", "support"])
