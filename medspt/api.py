@@ -14,7 +14,15 @@ from tqdm.auto import tqdm
 from medspt.data import WindowSet, WindowSpec, _to_samples, from_arrays, make_windows
 from medspt.errors import InputError
 from medspt.estimator import SPTClassifier
-from medspt.metrics import classification_metrics, predictions_frame
+from medspt.metrics import (
+    CHANCE_METRICS,
+    chance_table,
+    class_report,
+    classification_metrics,
+    confusion_frame,
+    predictions_frame,
+    subject_table,
+)
 from medspt.splits import check_folds, subject_folds
 from medspt.stats import SUBJECT_METRICS, compare_folds, compare_subjects, holm
 
@@ -23,12 +31,14 @@ __all__ = [
     "DATA_DEFAULTS",
     "Results",
     "check_params",
+    "choose_configuration",
     "config_params",
     "evaluate",
     "fit_fold",
     "fit_spt",
     "nested_best",
     "oof_frame",
+    "refit_best",
     "subject_folds",
     "summarize",
     "windows_from",
@@ -46,13 +56,50 @@ class Results(pd.DataFrame):
     that also carries the window-level out-of-fold predictions as ``.predictions``
     (columns ``config, depth, seed, fold, window, subject, y, pred, proba_<class>``;
     ``y``/``pred`` are codes into ``.classes``). :func:`summarize` tests over subjects
-    when they are there."""
+    when they are there.
 
-    _metadata = ["predictions", "classes"]
+    Views of the out-of-fold predictions (None without them): ``.subjects`` (one row per
+    configuration, depth, seed and subject: label, predicted class, its mean probability,
+    windows), ``.confusion`` (confusion matrices in long form: true, predicted, count of
+    windows) and ``.per_class`` (precision, recall, F1, support per class);
+    :meth:`chance` gives the chance levels of a metric. With ``evaluate(refit=True)``,
+    ``.best_estimator_`` is the chosen configuration refitted on all subjects and
+    ``.chosen_`` says how it was chosen."""
+
+    _metadata = ["predictions", "classes", "best_estimator_", "chosen_"]
 
     @property
     def _constructor(self):
         return Results
+
+    @property
+    def subjects(self) -> pd.DataFrame | None:
+        pred = getattr(self, "predictions", None)
+        return None if pred is None else subject_table(pred)
+
+    @property
+    def confusion(self) -> pd.DataFrame | None:
+        pred = getattr(self, "predictions", None)
+        return None if pred is None else confusion_frame(pred, self._class_names(pred))
+
+    @property
+    def per_class(self) -> pd.DataFrame | None:
+        pred = getattr(self, "predictions", None)
+        return None if pred is None else class_report(pred, self._class_names(pred))
+
+    @staticmethod
+    def _class_names(pred: pd.DataFrame) -> list[str]:
+        return [str(c).removeprefix("proba_") for c in pred.columns if str(c).startswith("proba_")]
+
+    def chance(self, metric: str = "balanced_accuracy") -> dict:
+        """Chance levels of ``metric`` on the evaluated windows (subjects for
+        ``subject_accuracy``): ``{"majority": ..., "uniform": ...}``
+        (:func:`medspt.metrics.chance_levels`); NaN without out-of-fold predictions or
+        for a metric without a chance level."""
+        pred = getattr(self, "predictions", None)
+        if pred is None or not len(pred) or metric not in CHANCE_METRICS:
+            return {"majority": np.nan, "uniform": np.nan}  # e.g. wall_time_s has none
+        return chance_table(pred, len(self._class_names(pred)), metric)
 
 
 def config_params(config: str, depth: int, seed: int, params: dict | None = None) -> dict:
@@ -318,8 +365,8 @@ def fit_fold(
     row : dict
         Window counts, metrics (accuracy, balanced_accuracy, macro_f1, roc_auc,
         subject_accuracy), epochs (``finetune_epoch`` is the epoch whose weights were
-        kept), optimizer steps, the validation subjects, wall time and training windows
-        per second.
+        kept), optimizer steps, the validation subjects and their score (``val_score``,
+        :func:`val_score`), wall time and training windows per second.
     clf : SPTClassifier
     proba : ndarray (n_test, n_classes)
         Test-window probabilities, columns in the order of ``ws.classes``.
@@ -348,10 +395,19 @@ def fit_fold(
         "finetune_epoch": clf.best_epoch_["finetune"],
         "optimizer_steps": int(sum(r.get("steps", 0) for r in epochs)),
         "val_subjects": " ".join(map(str, clf.validation_subjects_)),
+        "val_score": val_score(clf),
         "wall_time_s": wall,
         "windows_per_s": sum(r["windows"] for r in epochs) / train_s if train_s > 0 else np.nan,
     }
     return row, clf, full
+
+
+def val_score(clf: SPTClassifier) -> float:
+    """Balanced accuracy of the kept epoch on the validation subjects (NaN without
+    validation): what nested selection may look at, never the test folds."""
+    rows = clf.history_["finetune"] + clf.history_.get("recover", [])
+    vals = [r["val_balanced_accuracy"] for r in rows if "val_balanced_accuracy" in r]
+    return float(max(vals)) if vals else float("nan")
 
 
 def oof_frame(ws: WindowSet, test_idx: np.ndarray, proba: np.ndarray, **keys) -> pd.DataFrame:
@@ -382,6 +438,8 @@ def evaluate(
     stride: int | str | None = None,
     max_missing: float = 0.5,
     drop_short: bool = False,
+    refit: bool = False,
+    metric: str = "balanced_accuracy",
     verbose: bool = True,
     **params,
 ) -> Results:
@@ -404,6 +462,14 @@ def evaluate(
         of optimizer steps), the compute-matched control for "SPT helps".
     label, subject, recording, time, channels, fs, window, stride, max_missing, drop_short
         How a DataFrame is read and cut, as in :func:`fit_spt`.
+    refit : bool, default=False
+        After the cross-validation, fit the configuration with the best validation score
+        (validation subjects inside the training parts; test folds never looked at) on
+        all subjects: ``results.best_estimator_`` (ready to ``save``), with the choice
+        and the numbers behind it in ``results.chosen_`` and in the model's
+        ``evaluation_`` (:func:`refit_best`).
+    metric : str, default="balanced_accuracy"
+        The metric recorded with the refitted model.
     **params
         Further :class:`~medspt.SPTClassifier` parameters shared by all configurations
         (an unknown keyword is an :class:`~medspt.InputError`; the seeds are ``seeds``,
@@ -422,7 +488,7 @@ def evaluate(
         :func:`summarize` uses them to test over subjects.
     """
     check_params(params, evaluate, grid=True)
-    ws, _ = windows_from(
+    ws, spec = windows_from(
         data,
         y,
         groups,
@@ -475,6 +541,13 @@ def evaluate(
     results = Results(rows)
     results.predictions = pd.concat(predictions, ignore_index=True)
     results.classes = np.asarray(ws.classes)
+    results.best_estimator_ = results.chosen_ = None
+    if refit:
+        custom = {c["config"]: c["masking"] for c in configs if callable(c["masking"])}
+        best = refit_best(
+            ws, results, params, spec=spec, metric=metric, maskings=custom, verbose=verbose
+        )
+        results.best_estimator_, results.chosen_ = best, best.evaluation_
     return results
 
 
@@ -565,7 +638,8 @@ def comparison_table(
     ``pairs`` default: at each depth, every configuration against ``scratch``, and every
     SPT configuration against ``scratch-long`` (the compute-matched control) when present.
     ``p_holm`` adjusts the subject-level p-values (the fold-level ones where no
-    predictions exist) for the number of comparisons in this table.
+    predictions exist) for the number of comparisons in this table;
+    ``chance_majority`` / ``chance_uniform`` are the metric's chance levels.
     """
     if metric not in results.columns:
         raise InputError(f"metric {metric!r} not in the results; have {list(results.columns)}")
@@ -585,6 +659,8 @@ def comparison_table(
     primary = table["subject_p"].where(table["n_subjects"] > 0, table["fold_p"])
     table["test"] = np.where(table["n_subjects"] > 0, "subjects", "folds")
     table["p_holm"] = holm(primary.to_numpy(dtype=float))
+    chance = _chance_of(results, metric)
+    table["chance_majority"], table["chance_uniform"] = chance["majority"], chance["uniform"]
     return table
 
 
@@ -622,6 +698,100 @@ def nested_best(results: pd.DataFrame, name: str = "nested-best") -> Results:
     return out
 
 
+SELECTION_RULE = (
+    "the configuration (config × depth) with the highest validation score (balanced "
+    "accuracy of its kept epoch on the validation subjects held out of each training "
+    "part), averaged over folds and seeds; test folds are never looked at; ties go to "
+    "the first configuration in the grid's order"
+)
+
+
+def choose_configuration(results: pd.DataFrame) -> dict:
+    """The configuration a refit uses, chosen by validation subjects only
+    (:data:`SELECTION_RULE`).
+
+    Returns ``{"config", "depth", "val_score", "candidates"}`` (``candidates``: every
+    configuration's mean validation score, in the grid's order).
+    """
+    if "val_score" not in results.columns or results["val_score"].notna().sum() == 0:
+        raise InputError(
+            "choosing a configuration needs validation scores (val_score): fit with "
+            "val_size > 0 and at least 4 training subjects per fold"
+        )
+    scores = results.groupby(["config", "depth"], sort=False, dropna=False)["val_score"]
+    scores = scores.mean().dropna()
+    config, depth = scores.idxmax()  # first maximum: ties go to the earlier configuration
+    return {
+        "config": str(config),
+        "depth": int(depth),
+        "val_score": float(scores.max()),
+        "candidates": {f"{c} (depth {int(d)})": float(v) for (c, d), v in scores.items()},
+    }
+
+
+def _selection_record(
+    results: pd.DataFrame, chosen: dict, metric: str, source: str, params: dict
+) -> dict:
+    """What a refitted model keeps of the evaluation it came from (saved in its file)."""
+    rows = _rows(results, chosen["config"], chosen["depth"])
+    per_fold = rows.groupby("fold")[metric].mean()  # seeds of a fold averaged
+    record = {
+        "source": source,
+        "rule": SELECTION_RULE,
+        "chosen": {**{k: chosen[k] for k in ("config", "depth")}, "params": params},
+        "val_score": chosen["val_score"],
+        "candidates": chosen["candidates"],
+        "metric": metric,
+        "cv_mean": float(per_fold.mean()),
+        "cv_std": float(per_fold.std(ddof=1)) if len(per_fold) > 1 else None,
+        "n_folds": int(len(per_fold)),
+        "n_seeds": int(rows["seed"].nunique()),
+        "chance": _chance_of(results, metric),
+    }
+    try:  # the honest estimate of "choose, then fit": the choice made inside each fold
+        nested = nested_best(results)
+        fold_means = nested.groupby("fold")[metric].mean()
+        record["nested_mean"] = float(fold_means.mean())
+        record["nested_chosen"] = nested.groupby("fold")["chosen"].first().tolist()
+    except InputError:
+        record["nested_mean"] = None
+    return record
+
+
+def refit_best(
+    ws: WindowSet,
+    results: pd.DataFrame,
+    params: dict | None = None,
+    *,
+    spec: WindowSpec | None = None,
+    metric: str = "balanced_accuracy",
+    source: str = "evaluate",
+    maskings: Mapping | None = None,
+    verbose: bool = False,
+) -> SPTClassifier:
+    """Fit the configuration chosen by :func:`choose_configuration` on all of ``ws``.
+
+    ``params`` are the settings every configuration shared; the seed is the smallest of
+    the evaluation; ``maskings`` maps ``spt-<name>`` to a custom masking callable. The
+    model keeps in ``evaluation_`` (and in its file) the choice, the rule, every
+    candidate's validation score, the chosen configuration's cross-validated ``metric``
+    (``cv_mean``, seeds averaged within folds), the nested estimate of choosing then
+    fitting (``nested_mean``, :func:`nested_best`) and the chance levels.
+    """
+    chosen = choose_configuration(results)
+    shared = dict(params or {})
+    if chosen["config"].startswith("spt-") and maskings and chosen["config"] in maskings:
+        shared["masking"] = maskings[chosen["config"]]
+    seed = int(results["seed"].min())
+    est_params = config_params(chosen["config"], chosen["depth"], seed, shared)
+    clf = SPTClassifier(**{**est_params, "verbose": verbose})
+    clf.fit(ws, groups=ws.groups)
+    clf.frame_spec_ = spec
+    saved = {k: v for k, v in est_params.items() if not callable(v)}
+    clf.evaluation_ = _selection_record(results, chosen, metric, source, saved)
+    return clf
+
+
 def summarize(results: pd.DataFrame, metric: str = "balanced_accuracy") -> pd.DataFrame:
     """Mean ± std of ``metric`` per configuration and depth (rows) over folds × seeds,
     with the gain of each configuration over scratch at the same depth and a paired test.
@@ -635,6 +805,9 @@ def summarize(results: pd.DataFrame, metric: str = "balanced_accuracy") -> pd.Da
     subjects; without them over folds (``n_pairs`` folds; 5 folds cannot give p below
     0.0625). ``p_holm`` is Holm-adjusted across the rows of this table; ``test`` says
     which unit was used. ``steps`` is the mean number of optimizer steps per fit.
+    ``chance_majority`` / ``chance_uniform``: what the metric scores by always predicting
+    the most frequent class / by guessing (:meth:`Results.chance`; NaN without
+    out-of-fold predictions).
     """
     if metric not in results.columns:
         raise InputError(f"metric {metric!r} not in the results; have {list(results.columns)}")
@@ -673,12 +846,25 @@ def summarize(results: pd.DataFrame, metric: str = "balanced_accuracy") -> pd.Da
         out.loc[at, "p_holm"] = comp["p_holm"].to_numpy()
         out.loc[at, "test"] = comp["test"].to_numpy()
         out["n_pairs"] = out["n_pairs"].astype(int)
+    # what the metric scores without the signals, the same for every row
+    chance = _chance_of(results, metric)
+    out["chance_majority"], out["chance_uniform"] = chance["majority"], chance["uniform"]
     # attention-proximity diagnostics of the models (studies record them per fold)
     for col in ("attention_distance", "locality_ratio"):
         if col in results.columns:
             means = results.groupby(["depth", "config"], sort=False, dropna=False)[col].mean()
             out[col] = [means.get((d, c), np.nan) for d, c in zip(out["depth"], out["config"])]
     return out
+
+
+def _chance_of(results: pd.DataFrame, metric: str) -> dict:
+    """Chance levels of ``metric`` from a results frame's out-of-fold predictions."""
+    if isinstance(results, Results) and metric in CHANCE_METRICS:
+        return results.chance(metric)
+    pred = getattr(results, "predictions", None)
+    if pred is None or not len(pred) or metric not in CHANCE_METRICS:
+        return {"majority": np.nan, "uniform": np.nan}
+    return chance_table(pred, len(Results._class_names(pred)), metric)
 
 
 def _signed(x) -> str:
@@ -722,7 +908,24 @@ def markdown_table(table: pd.DataFrame, metric: str = "balanced_accuracy") -> st
             + f" {_signed(gain)} | {_ci(r.ci_low, r.ci_high)} | {p} | {_p(r.p_holm)} |"
             + (f" {_num(r.attention_distance)} | {_num(r.locality_ratio)} |" if diag else "")
         )
+    lines += _chance_rows(table, 1 + steps + 4 + 2 * diag)  # cells after the score
     return "\n".join(lines) + "\n"
+
+
+def _chance_rows(table: pd.DataFrame, n_empty: int) -> list[str]:
+    """Chance levels as the table's last rows, so no score is read without them."""
+    if "chance_majority" not in table.columns or not len(table):
+        return []
+    major, uniform = table["chance_majority"].iloc[0], table["chance_uniform"].iloc[0]
+    if pd.isna(major):
+        return []
+    rest = " |" * n_empty
+    if np.isclose(major, uniform):
+        return [f"| – | *chance* (majority class = uniform guess) | {major:.3f} |{rest}"]
+    return [
+        f"| – | *chance: majority class* | {major:.3f} |{rest}",
+        f"| – | *chance: uniform guess* | {uniform:.3f} |{rest}",
+    ]
 
 
 TABLE_NOTE = (
@@ -766,6 +969,12 @@ def markdown_comparisons(table: pd.DataFrame, metric: str = "balanced_accuracy")
         f"Holm's correction over the {n} comparisons of this table, on the subject-level "
         "p-values (fold-level where no out-of-fold predictions exist).",
     ]
+    if "chance_majority" in table.columns and len(table) and table["chance_majority"].notna().any():
+        major, uniform = table["chance_majority"].iloc[0], table["chance_uniform"].iloc[0]
+        lines.append(
+            f"Chance level of {metric}: {major:.3f} (always the majority class), "
+            f"{uniform:.3f} (uniform guess)."
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -33,29 +33,46 @@ DEMO_MASKINGS = STRATEGIES  # the demo's full grid: every masking strategy
 
 def _write_results(results: pd.DataFrame, out: Path, metric: str, title: str) -> pd.DataFrame:
     from medspt.api import comparison_table, markdown_comparisons, summarize
-    from medspt.plots import plot_accuracy_vs_depth
+    from medspt.plots import plot_accuracy_vs_depth, plot_gain_vs_depth
+    from medspt.result_files import per_class_markdown, write_oof_files
 
     out.mkdir(parents=True, exist_ok=True)
     results.to_csv(out / "results.csv", index=False)
-    predictions = getattr(results, "predictions", None)
-    if predictions is not None:  # out-of-fold predictions of every window, fit and seed
-        from medspt.metrics import subject_table
-
-        predictions.to_csv(out / "predictions.csv", index=False)
-        subject_table(predictions).to_csv(out / "subjects.csv", index=False)
+    write_oof_files(results, out)  # predictions, subjects, confusion, per class, figures
     table = summarize(results, metric)
-    (out / "summary.md").write_text(_markdown(table, metric))
+    (out / "summary.md").write_text(_markdown(table, metric, explain=True))
     (out / "comparisons.md").write_text(
         markdown_comparisons(comparison_table(results, metric=metric), metric)
     )
-    plot_accuracy_vs_depth(results, out / "accuracy_vs_depth.png", metric, title)
+    if getattr(results, "predictions", None) is not None:
+        (out / "per_class.md").write_text(per_class_markdown(results.per_class))
+    plot_accuracy_vs_depth(table, out / "accuracy_vs_depth.png", metric, title)
+    plot_gain_vs_depth(table, out / "gain_vs_depth.png", metric)
     return table
 
 
-def _markdown(table: pd.DataFrame, metric: str) -> str:
+def _markdown(table: pd.DataFrame, metric: str, explain: bool = False) -> str:
+    """The summary table; ``explain``: with the configurations and columns in words."""
     from medspt.api import TABLE_NOTE, markdown_table
+    from medspt.report_text import column_notes, config_notes
 
-    return markdown_table(table, metric) + "\n" + TABLE_NOTE + "\n"
+    text = markdown_table(table, metric)
+    if not explain:
+        return text + "\n" + TABLE_NOTE + "\n"
+    header = [c.strip() for c in text.splitlines()[0].strip("|").split("|")]
+    header = ["mean ± std" if "mean ± std" in c else c for c in header] + ["chance"]
+    return "\n".join(
+        [
+            text.rstrip(),
+            "",
+            *[f"- {note}" for note in config_notes(table["config"])],
+            "",
+            *column_notes(header),
+            "",
+            "How the tests work: " + TABLE_NOTE,
+            "",
+        ]
+    )
 
 
 def cmd_demo(a) -> int:
@@ -140,6 +157,37 @@ def cmd_predict(a) -> int:
     rec = out.with_name(out.stem + ".recordings.csv")
     pred.recordings.to_csv(rec, index=False)
     print(f"{len(pred.windows)} window predictions -> {out}; per recording -> {rec}")
+    if pred.scores is None:  # unlabelled data: nothing to score
+        return 0
+    K = len(clf.classes_)
+    print()
+    print(
+        f"scores on the labels of {a.data} (chance_*: the accuracy of always predicting "
+        f"the most frequent true class / of guessing among the {K} classes; balanced "
+        f"accuracy's chance is 1/{K} = {1 / K:.3f}):"
+    )
+    print(pred.scores.to_string(float_format=lambda x: f"{x:.3f}"))
+    print()
+    print("confusion matrix (rows: true class, columns: predicted class, windows):")
+    print(pred.confusion.to_string())
+    print()
+    tables = {
+        "scores": (pred.scores, True),
+        "confusion": (pred.confusion, True),
+        "per_class": (pred.per_class, True),
+        "subjects": (pred.subjects, False),
+    }
+    for name, (table, index) in tables.items():
+        path = out.with_name(f"{out.stem}.{name}.csv")
+        table.to_csv(path, index=index)
+        print(f"{name.replace('_', ' ')} -> {path}")
+    from medspt.plots import plot_confusion
+
+    long = pred.confusion.stack().rename("count").reset_index()  # true, predicted, count
+    figure = plot_confusion(
+        long, out.with_name(f"{out.stem}.confusion.png"), title=f"{Path(a.data).name}: windows"
+    )
+    print(f"confusion figure -> {figure}")
     return 0
 
 
@@ -149,7 +197,7 @@ def cmd_evaluate(a) -> int:
     from medspt.probes import probe_markdown
     from medspt.splits import subject_folds
 
-    ws, _ = windows_from(read_table(a.data), **data_kwargs(a))  # cut once, for both
+    ws, spec = windows_from(read_table(a.data), **data_kwargs(a))  # cut once, for both
     if ws.y is None:
         raise InputError(f"--data file {a.data!r} has no labels (--label {a.label})")
     print(DataSummary.of(ws))
@@ -163,16 +211,38 @@ def cmd_evaluate(a) -> int:
         seeds=tuple(a.seeds),
         scratch=not a.no_scratch,
         scratch_long=not a.no_scratch_long,
+        refit=a.refit,
+        metric=a.metric,
         verbose=not a.quiet,
         **model_params(a),
     )
     table = _write_results(results, Path(a.out), a.metric, None)
+    if a.refit:  # evaluate saw windows: the model learns how the table was cut here
+        results.best_estimator_.frame_spec_ = spec
+        _save_refit(results.best_estimator_, Path(a.out) / "model.safetensors")
     print(_markdown(table, a.metric))
     probes = probe_markdown(ws, folds)  # the confound probes on the same folds
     (Path(a.out) / "probes.md").write_text(probes)
     print(probes)
     print(f"per-fold rows, out-of-fold predictions, paired comparisons and plot in {a.out}")
     return 0
+
+
+def _save_refit(clf, path: Path) -> None:
+    """Save a refitted model with its training curves and say what was chosen."""
+    from medspt.plots import plot_history
+
+    clf.save(path)
+    plot_history(clf, path.with_suffix(".history.png"))
+    ev = clf.evaluation_
+    nested = ev.get("nested_mean")
+    print(
+        f"refitted on all subjects: {ev['chosen']['config']} at depth {ev['chosen']['depth']} "
+        f"(best validation score {ev['val_score']:.3f}; its cross-validated {ev['metric']} "
+        f"{ev['cv_mean']:.3f}"
+        + (f", nested estimate of choosing then fitting {nested:.3f}" if nested else "")
+        + f") -> {path}"
+    )
 
 
 def cmd_diagnose(a) -> int:
@@ -251,12 +321,25 @@ def build_parser() -> argparse.ArgumentParser:
     _out(p, "model.safetensors", "model file to write")
     p.set_defaults(func=cmd_fit)
 
-    p = sub.add_parser("predict", help="per-window and per-recording predictions")
+    p = sub.add_parser(
+        "predict",
+        help="per-window and per-recording predictions; scores when the data has labels",
+        description="Predict every window and recording of --data. When --data has the "
+        "label column, also print the scores per level (window, recording, subject) with "
+        "their chance levels and the window confusion matrix, and write them beside --out "
+        "with per-class and per-subject tables (<stem>.scores.csv, <stem>.confusion.csv, "
+        "<stem>.per_class.csv, <stem>.subjects.csv).",
+    )
     p.add_argument("--model", required=True, help="model file from medspt fit (required)")
     p.add_argument(
         "--data", required=True, help="long-format .csv, .tsv or .parquet file (required)"
     )
-    _out(p, "predictions.csv", "window predictions; per recording beside it")
+    _out(
+        p,
+        "predictions.csv",
+        "window predictions; per recording and, with labels, scores, confusion matrix, "
+        "per class and per subject beside it",
+    )
     p.set_defaults(func=cmd_predict)
 
     p = sub.add_parser(
@@ -276,6 +359,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--metric",
         default="balanced_accuracy",
         help="metric of the tables and plot (default: balanced_accuracy)",
+    )
+    p.add_argument(
+        "--refit",
+        action="store_true",
+        help="also fit the configuration with the best validation score (never the test "
+        "folds) on all subjects and save it as model.safetensors in --out (default: off)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar (default: shown)")
     _out(p, "medspt-evaluation", "output folder")
@@ -310,17 +399,36 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run one command; user mistakes end as one line ``medspt <command>: error: ...``
     (exit code 2) and warnings print as ``medspt <command>: warning: ...``, both with
-    the library's Python-style hints (``channels=[...]``) in command-line form."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    command = command_parser(parser, args)
-    with warnings.catch_warnings():  # restores the filters and showwarning afterwards
-        warnings.showwarning = show_warnings_as(command.prog, command)
+    the library's Python-style hints (``channels=[...]``) in command-line form.
+
+    Output piped into a reader that stops early (``medspt datasets info gaitpd | head``)
+    ends the command quietly with exit code 1, the convention of the Python
+    documentation for a closed pipe, instead of a ``BrokenPipeError`` traceback.
+    """
+    import os
+
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        command = command_parser(parser, args)
+        with warnings.catch_warnings():  # restores the filters and showwarning afterwards
+            warnings.showwarning = show_warnings_as(command.prog, command)
+            try:
+                code = args.func(args)
+            except (InputError, ModelFileError, FileNotFoundError) as e:
+                print(f"{command.prog}: error: {cli_hints(str(e), command)}", file=sys.stderr)
+                code = 2
+        sys.stdout.flush()  # a closed pipe raises here, not in the interpreter's flush at exit
+        return code
+    except BrokenPipeError:
+        # the reader is gone: send what is still buffered to devnull, so that the flush at
+        # exit does not raise again, and stop without a message
         try:
-            return args.func(args)
-        except (InputError, ModelFileError, FileNotFoundError) as e:
-            print(f"{command.prog}: error: {cli_hints(str(e), command)}", file=sys.stderr)
-            return 2
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):  # stdout is not a file (captured)
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - must outlive this call
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

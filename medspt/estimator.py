@@ -26,6 +26,14 @@ from medspt.data import WindowSet, WindowSpec, make_windows
 from medspt.data_summary import DataSummary, case_lengths
 from medspt.errors import InputError
 from medspt.masking import STRATEGIES, resolve_channel_groups
+from medspt.metrics import (
+    chance_levels,
+    class_report,
+    classification_metrics,
+    confusion_frame,
+    predictions_frame,
+    subject_table,
+)
 from medspt.model import ATTENTION, POOLING, POSITIONAL, ModelConfig, SPTTransformer
 from medspt.splits import validation_split
 from medspt.training import TrainConfig, finetune, pretrain, resolve_device
@@ -40,22 +48,118 @@ class FramePredictions:
     Attributes
     ----------
     windows : DataFrame
-        One row per window: subject, recording, start, stop, ``predicted``, one
-        ``proba_<class>`` column per class, and ``label`` when the frame had labels.
+        One row per window: subject, recording, ``start`` and ``stop`` (sample positions
+        in the recording: ``start`` counts samples from the recording's first sample, 0,
+        on the grid the windows were cut on, after sorting by time and any resampling to
+        the model's rate; ``stop`` is one past the window's last sample), ``start_s`` and
+        ``stop_s`` (the same positions in seconds, ``start / fs``, with the same origin;
+        add the recording's first time value to read them on its own clock; only when
+        the sampling rate is known), ``predicted``, one ``proba_<class>`` column per
+        class, and ``label`` when the frame had labels.
     recordings : DataFrame
         One row per recording (subject × recording): the mean class probability over its
         windows and the class with the highest mean (the aggregation rule), plus the
         number of windows and the majority true label when known.
+    scores : DataFrame or None
+        With labels: one row per level, index ``level``: ``window``, ``recording`` (its
+        majority label against its predicted class) and ``subject`` (only when every
+        subject has a single label; mean window probability, then argmax). Columns
+        ``n``, ``accuracy``, ``balanced_accuracy``, ``macro_f1`` and the accuracy a
+        classifier that ignores the signals reaches on that level's true labels:
+        ``chance_majority`` (always the most frequent class) and ``chance_uniform``
+        (``1/K``). Balanced accuracy's chance is ``1/K`` for both. None without labels.
+    confusion : DataFrame or None
+        Window-level confusion matrix, ``K × K`` in the model's class order: index = true
+        class, columns = predicted class, counts of windows (sklearn's
+        :func:`~sklearn.metrics.confusion_matrix`). None without labels.
+    per_class : DataFrame or None
+        Window-level precision, recall, F1 and support per class (index ``class``).
+        None without labels.
+    subjects : DataFrame or None
+        One row per subject: its ``label`` (empty when its windows carry several),
+        ``predicted`` (highest mean window probability), ``probability`` of that class,
+        ``correct``, ``n_windows``, windows right and window ``accuracy``, and the mean
+        probability of every class (:func:`medspt.metrics.subject_table`). None without
+        labels.
     """
 
     windows: pd.DataFrame
     recordings: pd.DataFrame
+    scores: pd.DataFrame | None = None
+    confusion: pd.DataFrame | None = None
+    per_class: pd.DataFrame | None = None
+    subjects: pd.DataFrame | None = None
 
     def __repr__(self) -> str:
-        return (
-            f"FramePredictions({len(self.windows)} windows, {len(self.recordings)} recordings)"
-            f"\n{self.recordings.head(10).to_string()}"
+        head = f"FramePredictions({len(self.windows)} windows, {len(self.recordings)} recordings)"
+        if self.scores is None:
+            return f"{head}\n{self.recordings.head(10).to_string()}"
+        return f"{head}\n{self.scores.to_string(float_format=lambda x: f'{x:.3f}')}"
+
+
+def _codes(labels, classes: np.ndarray) -> np.ndarray:
+    """Positions of ``labels`` in ``classes`` (the model's class order)."""
+    index = {c: k for k, c in enumerate(classes.tolist())}
+    return np.asarray([index[v] for v in np.asarray(labels).tolist()], dtype=np.int64)
+
+
+def _level_scores(y: np.ndarray, proba: np.ndarray, n_classes: int) -> dict:
+    """Accuracy, balanced accuracy, macro F1 and the accuracy chance levels of one level
+    (windows, recordings or subjects): true codes ``y`` against ``proba``'s argmax."""
+    with warnings.catch_warnings():
+        # new data may lack classes the model knows (all K are passed): not a problem
+        warnings.filterwarnings("ignore", message="y_pred contains classes not in y_true")
+        warnings.filterwarnings("ignore", message="A single label was found")
+        m = classification_metrics(y, proba)
+    chance = chance_levels(y, n_classes, "accuracy")
+    return {
+        "n": len(y),
+        "accuracy": m["accuracy"],
+        "balanced_accuracy": m["balanced_accuracy"],
+        "macro_f1": m["macro_f1"],
+        "chance_majority": chance["majority"],
+        "chance_uniform": chance["uniform"],
+    }
+
+
+def _frame_report(
+    win: pd.DataFrame, rec: pd.DataFrame, proba: np.ndarray, y: np.ndarray, classes: np.ndarray
+) -> dict:
+    """``scores``, ``confusion``, ``per_class`` and ``subjects`` of labelled frame
+    predictions; ``y`` are window codes into ``classes``, ``proba`` is (N, K)."""
+    K = len(classes)
+    cols = [f"proba_{c}" for c in classes]
+    subject = win["subject"].to_numpy()
+    pf = predictions_frame(np.arange(len(win)), subject, y, proba, classes, fold=-1)
+
+    long = confusion_frame(pf, classes)
+    confusion = pd.DataFrame(
+        long["count"].to_numpy().reshape(K, K),  # rows listed true-major, in class order
+        index=pd.Index(classes, name="true"),
+        columns=pd.Index(classes, name="predicted"),
+    )
+    per_class = class_report(pf, classes).set_index("class")
+
+    subjects = subject_table(pf).drop(columns="fold")
+    # subject_table works on text; give back the frame's own subject ids and class names
+    as_text = {str(c): c for c in classes.tolist()}
+    subjects["subject"] = subjects["subject"].map(dict(zip(subject.astype(str), subject)))
+    subjects["label"] = subjects["label"].map(as_text)
+    subjects["predicted"] = subjects["predicted"].map(as_text)
+    first = ["subject", "label", "predicted", "probability", "correct", "n_windows"]
+    subjects = subjects[first + [c for c in subjects.columns if c not in first]]
+
+    rows = {
+        "window": _level_scores(y, proba, K),
+        "recording": _level_scores(_codes(rec["label"], classes), rec[cols].to_numpy(), K),
+    }
+    if subjects["label"].notna().all():  # a subject label exists only if it never changes
+        rows["subject"] = _level_scores(
+            _codes(subjects["label"], classes), subjects[cols].to_numpy(), K
         )
+    scores = pd.DataFrame.from_dict(rows, orient="index").rename_axis("level")
+    scores["n"] = scores["n"].astype(int)
+    return dict(scores=scores, confusion=confusion, per_class=per_class, subjects=subjects)
 
 
 def _is_long_frame(est, X) -> bool:
@@ -563,6 +667,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         self.fit_time_ = time.perf_counter() - t_start
         self.n_train_windows_, self.n_val_windows_ = len(tr), len(va)
         self.frame_spec_ = None  # fit_spt sets it when the windows came from a DataFrame
+        self.evaluation_ = None  # a refit (evaluate, study refit) records its choice here
         return self
 
     def _validate_training_data(self, X, y, groups):
@@ -853,7 +958,11 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         """Predicted class of each window.
 
         For a long DataFrame (models fitted by :func:`medspt.fit_spt`) returns a
-        :class:`FramePredictions` with per-window and per-recording predictions.
+        :class:`FramePredictions` with per-window and per-recording predictions, window
+        positions in samples and (when the sampling rate is known) seconds, and, when the
+        frame has labels, scores per level with their chance levels, the window confusion
+        matrix and per-class and per-subject tables. Labels the model was not trained on
+        raise an :class:`~medspt.errors.InputError` naming them.
         """
         check_is_fitted(self, "model_")
         if _is_long_frame(self, X):
@@ -897,28 +1006,100 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
 
     def _predict_frame(self, df: pd.DataFrame) -> FramePredictions:
         ws = self.frame_windows(df)
-        proba = self.predict_proba(ws.X)
+        proba = self.predict_proba(ws.X)  # (N, K)
+        classes = np.asarray(self.classes_)
         win = ws.meta[["subject", "recording", "start", "stop"]].copy()
-        win["predicted"] = self.classes_[proba.argmax(1)]
-        for k, c in enumerate(self.classes_):
+        fs = ws.fs if ws.fs is not None else self.frame_spec_.fs
+        if fs:
+            # start/stop count samples from the recording's first sample (WindowSet.meta)
+            win["start_s"] = win["start"] / fs
+            win["stop_s"] = win["stop"] / fs
+        win["predicted"] = classes[proba.argmax(1)]
+        for k, c in enumerate(classes):
             win[f"proba_{c}"] = proba[:, k]
         if ws.y is not None:
             win["label"] = ws.labels
         keys = ["subject", "recording"]
-        rec = win.groupby(keys, sort=False, dropna=False)[
-            [f"proba_{c}" for c in self.classes_]
-        ].mean()
+        rec = win.groupby(keys, sort=False, dropna=False)[[f"proba_{c}" for c in classes]].mean()
         rec["n_windows"] = win.groupby(keys, sort=False, dropna=False).size()
-        rec["predicted"] = self.classes_[rec.filter(like="proba_").to_numpy().argmax(1)]
+        rec["predicted"] = classes[rec.filter(like="proba_").to_numpy().argmax(1)]
         if ws.y is not None:
             rec["label"] = win.groupby(keys, sort=False, dropna=False)["label"].agg(
                 lambda s: s.mode().iloc[0]
             )
-        return FramePredictions(windows=win, recordings=rec.reset_index())
+        rec = rec.reset_index()
+        if ws.y is None:
+            return FramePredictions(windows=win, recordings=rec)
+        # frame_windows coded the labels in the model's classes; recode by name to be safe
+        report = _frame_report(win, rec, proba, _codes(ws.labels, classes), classes)
+        return FramePredictions(windows=win, recordings=rec, **report)
 
-    def score(self, X, y, sample_weight=None):
-        """Mean window accuracy on ``X, y``."""
+    def score(self, X, y=None, sample_weight=None) -> float:
+        """Mean window accuracy: the fraction of windows whose predicted class is their
+        label.
+
+        Parameters
+        ----------
+        X : WindowSet, long DataFrame or array-like of shape (N, C, T) or (N, T)
+            A labelled WindowSet (its class names ``ws.labels`` are the truth), a long
+            DataFrame with a label column (models fitted by :func:`medspt.fit_spt`; cut
+            as in training), or windows.
+        y : array-like of shape (N,), optional
+            Class labels of array windows, as in ``classes_`` (names, not a WindowSet's
+            integer codes ``ws.y``). Not allowed with a WindowSet or a DataFrame.
+        sample_weight : array-like of shape (N,), optional
+            Weight of each window (arrays and WindowSets only).
+
+        Returns
+        -------
+        float
+        """
+        check_is_fitted(self, "model_")
+        if isinstance(X, WindowSet) or _is_long_frame(self, X):
+            what = "a WindowSet" if isinstance(X, WindowSet) else "a DataFrame"
+            if y is not None:
+                raise InputError(
+                    f"score got {what} and y: the labels come from {what} itself; "
+                    "call clf.score(X) without y"
+                )
+        if isinstance(X, WindowSet):
+            if X.y is None:
+                raise InputError("the WindowSet has no labels (ws.y is None); nothing to score")
+            # class names, not codes: ws.classes may be ordered unlike clf.classes_
+            return super().score(X, X.labels, sample_weight=sample_weight)
+        if _is_long_frame(self, X):
+            if sample_weight is not None:
+                raise InputError(
+                    "sample_weight is per window; a DataFrame is cut into windows inside "
+                    "score: weight clf.frame_windows(df) instead"
+                )
+            pred = self._predict_frame(X)
+            if "label" not in pred.windows:
+                raise InputError(
+                    f"the DataFrame has no label column {self.frame_spec_.label!r}; "
+                    "nothing to score"
+                )
+            return float((pred.windows["predicted"] == pred.windows["label"]).mean())
+        if y is None:
+            raise InputError("score needs y, the class label of each window in X")
+        self._check_not_codes(y)
         return super().score(X, y, sample_weight=sample_weight)
+
+    def _check_not_codes(self, y) -> None:
+        """Refuse integer ``y`` for a model whose classes are names: it is almost surely
+        a WindowSet's codes ``ws.y``, which must not be mapped by position."""
+        y = np.asarray(y)
+        classes = np.asarray(self.classes_)
+        named = classes.dtype.kind in "US" or (
+            classes.dtype.kind == "O" and any(isinstance(c, str) for c in classes.tolist())
+        )
+        if named and y.dtype.kind in "iu":
+            raise InputError(
+                f"y holds integers (e.g. {y[:5].tolist()}) but this model's classes are "
+                f"names {classes.tolist()!r}: y looks like WindowSet class codes (ws.y). "
+                "Pass the class names (y=ws.labels) or call clf.score(ws); codes are not "
+                "mapped by position because ws.classes may be ordered unlike clf.classes_"
+            )
 
     # ------------------------------------------------------------------ persistence
 

@@ -83,6 +83,8 @@ def save_model(est, path) -> None:
         "data_summary": _jsonable(est.data_summary_.to_dict())
         if getattr(est, "data_summary_", None) is not None
         else None,
+        # how the model was chosen and scored when it came from a refit (evaluate/study)
+        "evaluation": _jsonable(getattr(est, "evaluation_", None)),
     }
     members = getattr(est, "members_", None) or [est.model_]
     meta["n_members"] = len(members)
@@ -173,4 +175,5 @@ def load(path):
     est.batch_size_ = est.auto_params_.get("batch_size", params.get("batch_size"))
     summary = meta.get("data_summary")
     est.data_summary_ = DataSummary.from_dict(summary) if summary else None
+    est.evaluation_ = meta.get("evaluation")
     return est

@@ -43,7 +43,7 @@ RENAMED = {
 # the grids (evaluate, study run) set these per cell; they take lists instead
 GRID = {"depth": "depths", "masking": "maskings", "random_state": "seeds", "pretrain": None}
 # options that are not arguments of the function: the command line's own
-CLI_ONLY = {"fit": {"data", "out"}, "evaluate": {"data", "out", "metric"}, "study run": set()}
+CLI_ONLY = {"fit": {"data", "out"}, "evaluate": {"data", "out"}, "study run": set()}
 # option dest -> Python name, where they differ
 DEST_TO_API = {
     "quiet": "verbose",

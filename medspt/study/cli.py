@@ -1,4 +1,4 @@
-"""``medspt study run | worker | dashboard | report``."""
+"""``medspt study run | worker | dashboard | report | refit``."""
 
 from __future__ import annotations
 
@@ -69,20 +69,13 @@ def cmd_dashboard(a) -> int:
 
 
 def cmd_report(a) -> int:
-    import optuna
     import pandas as pd
 
     from medspt.errors import InputError
     from medspt.study.report import write_report
-    from medspt.study.storage import make_storage
 
     _quiet_optuna(False)
-    st = make_storage(a.storage, heartbeat=None)
-    try:
-        study = optuna.load_study(study_name=a.study, storage=st)
-    except KeyError:
-        names = [s.study_name for s in optuna.get_all_study_summaries(st)]
-        raise InputError(f"no study {a.study!r} in {a.storage}; studies there: {names}") from None
+    study = _load(a.storage, a.study)
     baselines = None
     if a.baselines:
         p = Path(a.baselines)
@@ -95,8 +88,48 @@ def cmd_report(a) -> int:
     return 0
 
 
+def cmd_refit(a) -> int:
+    from medspt.plots import plot_history
+    from medspt.study.refit import refit_study
+
+    _quiet_optuna(False)
+    clf = refit_study(_load(a.storage, a.study), metric=a.metric, verbose=not a.quiet)
+    out = Path(a.out)
+    clf.save(out)
+    plot_history(clf, out.with_suffix(".history.png"))
+    ev = clf.evaluation_
+    print("validation score of each configuration (validation subjects only):")
+    for name, score in ev["candidates"].items():
+        print(f"  {name:<28} {score:.3f}")
+    nested = ev.get("nested_mean")
+    print(
+        f"chosen: {ev['chosen']['config']} at depth {ev['chosen']['depth']}; its "
+        f"cross-validated {ev['metric']}: {ev['cv_mean']:.3f}"
+        + (f"; nested estimate of choosing then fitting: {nested:.3f}" if nested else "")
+        + f"; chance: {ev['chance']['majority']:.3f} (majority class)"
+    )
+    print(f"refitted on all subjects -> {out} (training curves: {out.with_suffix('.history.png')})")
+    return 0
+
+
+def _load(storage: str, name: str):
+    """A study by name, or an error listing the studies the storage holds."""
+    import optuna
+
+    from medspt.errors import InputError
+    from medspt.study.storage import make_storage
+
+    st = make_storage(storage, heartbeat=None)
+    try:
+        return optuna.load_study(study_name=name, storage=st)
+    except KeyError:
+        names = [s.study_name for s in optuna.get_all_study_summaries(st)]
+        raise InputError(f"no study {name!r} in {storage}; studies there: {names}") from None
+
+
 def add_study_parser(subparsers) -> argparse.ArgumentParser:
-    """Add ``study`` with sub-commands ``run``, ``worker``, ``dashboard``, ``report``."""
+    """Add ``study`` with sub-commands ``run``, ``worker``, ``dashboard``, ``report``,
+    ``refit``."""
     p = subparsers.add_parser(
         "study",
         help="the capacity-versus-pretraining study (Optuna): run, join, watch, report",
@@ -212,4 +245,27 @@ def add_study_parser(subparsers) -> argparse.ArgumentParser:
         help="CSV of baseline rows on the same folds (default: none)",
     )
     q.set_defaults(func=cmd_report)
+
+    q = sub.add_parser(
+        "refit",
+        help="fit the study's best configuration on all subjects and save it",
+        description="Chooses the configuration with the best validation score (validation "
+        "subjects inside each fold's training part; the test folds are never looked at), "
+        "fits it on all of the study's subjects and saves it with the study's numbers in "
+        "its metadata (medspt.load(path).evaluation_).",
+    )
+    q.add_argument("--storage", default=DEFAULT_STORAGE, help=_STORAGE_HELP)
+    q.add_argument("--study", required=True, help="study name (required)")
+    q.add_argument(
+        "--out",
+        default="model.safetensors",
+        help="model file to write (default: model.safetensors)",
+    )
+    q.add_argument(
+        "--metric",
+        default=None,
+        help="metric recorded with the model (default: the study's own)",
+    )
+    q.add_argument("--quiet", action="store_true", help="no progress bars (default: shown)")
+    q.set_defaults(func=cmd_refit)
     return p

@@ -19,8 +19,9 @@ from medspt.api import (
     summarize,
 )
 from medspt.errors import InputError
-from medspt.metrics import subject_table
 from medspt.plots import plot_accuracy_vs_depth, plot_gain_vs_depth
+from medspt.report_text import column_notes, config_notes, settings_table
+from medspt.result_files import per_class_markdown, write_oof_files
 from medspt.study import oof
 
 __all__ = ["results_frame", "capacity_table", "write_report"]
@@ -100,7 +101,7 @@ def _probe_section(attrs: dict) -> str:
     return probe_markdown(ws, folds)
 
 
-def _baseline_lines(baselines: pd.DataFrame, metric: str) -> list[str]:
+def _baseline_lines(baselines: pd.DataFrame, metric: str, chance: dict | None = None) -> list[str]:
     lines = [
         "",
         "## Baselines on the same folds",
@@ -112,6 +113,9 @@ def _baseline_lines(baselines: pd.DataFrame, metric: str) -> list[str]:
         lines.append(
             f"| {config} | {g[metric].mean():.3f} ± {g[metric].std(ddof=1):.3f} | {len(g)} |"
         )
+    if chance and np.isfinite(chance.get("majority", np.nan)):
+        lines.append(f"| *chance: majority class* | {chance['majority']:.3f} | |")
+        lines.append(f"| *chance: uniform guess* | {chance['uniform']:.3f} | |")
     return lines
 
 
@@ -121,10 +125,13 @@ def write_report(
     metric: str = "balanced_accuracy",
     baselines: pd.DataFrame | None = None,
 ) -> dict[str, Path]:
-    """Write ``results.csv``, ``capacity.csv``, ``report.md``, ``accuracy_vs_depth.png``,
-    ``gain_vs_depth.png`` and, when the study kept them, ``predictions.csv.gz`` (window
-    level) and ``subjects.csv`` (per subject) for a study into ``out``; returns their
-    paths."""
+    """Write a study's report into ``out``: ``report.md`` (for a clinical reader: what was
+    run, the table with chance levels, what each column means, declared comparisons,
+    per-class recall and precision, probes, settings), ``results.csv``, ``capacity.csv``,
+    ``accuracy_vs_depth.png``, ``gain_vs_depth.png`` and, when the study kept out-of-fold
+    predictions, the files of :func:`medspt.result_files.write_oof_files`
+    (``predictions.csv.gz``, ``subjects.csv``, ``confusion.csv``, ``per_class.csv`` and
+    their figures). Returns the paths by name."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     results = results_frame(study)
@@ -138,73 +145,112 @@ def write_report(
     }
     results.to_csv(paths["results"], index=False)
     table.to_csv(paths["capacity"], index=False)
-    if results.predictions is not None:
-        paths["predictions"] = out / "predictions.csv.gz"
-        paths["subjects"] = out / "subjects.csv"
-        results.predictions.to_csv(paths["predictions"], index=False)
-        subject_table(results.predictions).to_csv(paths["subjects"], index=False)
-    plot_accuracy_vs_depth(results, paths["accuracy_vs_depth"], metric, study.study_name)
+    paths.update(write_oof_files(results, out, compress=True))
+    plot_accuracy_vs_depth(table, paths["accuracy_vs_depth"], metric, study.study_name)
     plot_gain_vs_depth(table, paths["gain_vs_depth"], metric)
     attrs = study.user_attrs.get("medspt", {})
+    sections = [
+        _intro(study, attrs, results, table, metric),
+        _comparisons(results, metric),
+        _per_class(results),
+        _baseline_section(baselines, metric, results.chance(metric)),
+        _probe_section(attrs).rstrip(),
+        "![accuracy vs depth](accuracy_vs_depth.png) ![gain vs depth](gain_vs_depth.png)",
+        _provenance(study, attrs, results, paths),
+    ]
+    paths["report"].write_text("\n\n".join(s for s in sections if s) + "\n")
+    return paths
+
+
+def _intro(study, attrs: dict, results: Results, table: pd.DataFrame, metric: str) -> str:
+    """Title, what was run, the table and one sentence per column."""
+    n_seeds = len(attrs.get("grid", {}).get("seeds", [])) or results["seed"].nunique()
+    shown = markdown_table(table, metric).rstrip()
+    header = [c.strip() for c in shown.splitlines()[0].strip("|").split("|")]
+    header = ["mean ± std" if "mean ± std" in c else c for c in header] + ["chance"]
+    return "\n".join(
+        [
+            f"# {study.study_name}: does self-pretraining help, and how does it change with depth?",
+            "",
+            "Each row is one way of training the model at one depth, scored on subjects "
+            f"it never saw: {metric.replace('_', ' ')} averaged over "
+            f"{attrs.get('n_folds', '?')} subject-wise folds × {n_seeds} seed(s).",
+            "",
+            "Configurations run:",
+            "",
+            *[f"- {note}" for note in config_notes(table["config"])],
+            "",
+            shown,
+            "",
+            "What the columns mean:",
+            "",
+            *column_notes(header),
+            "",
+            "How the tests work: " + TABLE_NOTE,
+        ]
+    )
+
+
+def _comparisons(results: Results, metric: str) -> str:
+    long = (results["config"] == "scratch-long").any()
+    return "\n".join(
+        [
+            "## Declared comparisons",
+            "",
+            "Every configuration against scratch"
+            + (
+                ", and every SPT configuration against the compute-matched scratch-long,"
+                if long
+                else ""
+            )
+            + " at the same depth. No row is called best: a choice among these rows made "
+            "on their test scores would be optimistic (`medspt study refit` chooses on "
+            "validation subjects only).",
+            "",
+            markdown_comparisons(comparison_table(results, metric=metric), metric).rstrip(),
+        ]
+    )
+
+
+def _per_class(results: Results) -> str:
+    if results.predictions is None or not len(results.predictions):
+        return ""
+    return "\n".join(
+        [
+            "## Per class",
+            "",
+            per_class_markdown(results.per_class).rstrip(),
+            "",
+            "Confusion matrices per configuration: `confusion/*.png` (counts in "
+            "`confusion.csv`); each held-out subject's predicted probability of its true "
+            "class: `subjects/*.png` (table in `subjects.csv`).",
+        ]
+    )
+
+
+def _baseline_section(baselines: pd.DataFrame | None, metric: str, chance: dict) -> str:
+    if baselines is None or not len(baselines):
+        return ""
+    return "\n".join(_baseline_lines(baselines, metric, chance)).strip()
+
+
+def _provenance(study, attrs: dict, results: Results, paths: dict) -> str:
+    """How this was produced, with the settings as a table."""
     states = pd.Series([t.state.name for t in study.get_trials(deepcopy=False)]).value_counts()
     n_cells = len(results.groupby(["depth", "config", "seed"])) if len(results) else 0
-    n_seeds = len(attrs.get("grid", {}).get("seeds", []))
-    lines = [
-        f"# {study.study_name}: does self-pretraining help, and how does it change with depth?",
-        "",
-        "Each row is one model configuration at one depth (number of Transformer blocks), "
-        f"scored on held-out subjects: {metric.replace('_', ' ')} averaged over "
-        f"{attrs.get('n_folds', '?')} subject-wise folds × {n_seeds} "
-        "seed(s). *scratch* trains on the labels only; *spt-X* first learns to reconstruct "
-        "signals hidden by masking strategy X, then trains on the labels; *scratch-alibi* "
-        "trains on the labels only, with ALiBi's proximity bias (-m·|i−j| added to the "
-        "attention scores) instead of learned positions; *scratch-long* trains on the "
-        "labels only for SPT's whole budget of optimizer steps (the compute-matched "
-        "control). " + TABLE_NOTE,
-        "",
-        markdown_table(table, metric).rstrip(),
-        "",
-        "## Declared comparisons",
-        "",
-        "Every configuration against scratch, and every SPT configuration against the "
-        "compute-matched scratch-long, at the same depth. No row is called best: a choice "
-        "among these rows made on their test scores would be optimistic.",
-        "",
-        markdown_comparisons(comparison_table(results, metric=metric), metric).rstrip(),
-    ]
-    if "attention_distance" in table.columns:
-        lines += [
-            "",
-            "*attention distance*: mean token distance |i−j| under the models' attention on "
-            "their test windows (uniform attention: (N²−1)/(3N)); *locality*: attention mass "
-            "within one token, divided by its share under uniform attention (1 = no "
-            "preference for nearby tokens). Means over folds, seeds, layers and heads; see "
-            "`medspt.diagnostics`.",
-        ]
-    if baselines is not None and len(baselines):
-        lines += _baseline_lines(baselines, metric)
-    lines += ["", _probe_section(attrs).rstrip()]
-    lines += [
-        "",
-        "![accuracy vs depth](accuracy_vs_depth.png) ![gain vs depth](gain_vs_depth.png)",
-        "",
-        "## How this was produced",
-        "",
-        f"- data: {attrs.get('data')}; classes {attrs.get('classes')}",
-        f"- grid: {attrs.get('grid')}; tuned per cell: {attrs.get('tune', False)}",
-        f"- shared model settings: {attrs.get('params') or 'defaults'}",
-        f"- cells completed: {n_cells}; trials by state: "
-        + ", ".join(f"{k} {v}" for k, v in states.items()),
-        f"- medspt {attrs.get('medspt_version', '?')}; report written "
-        f"{dt.datetime.now().isoformat(timespec='minutes')}",
-        "- per-fold numbers: `results.csv`; this table: `capacity.csv`"
-        + (
-            "; out-of-fold predictions per window: `predictions.csv.gz`; per subject: "
-            "`subjects.csv`"
-            if results.predictions is not None
-            else ""
-        ),
-        "",
-    ]
-    paths["report"].write_text("\n".join(lines))
-    return paths
+    settings = {
+        "data": attrs.get("data"),
+        "classes": attrs.get("classes"),
+        "grid": attrs.get("grid"),
+        "tuned per cell": attrs.get("tune", False),
+        "shared model settings": attrs.get("params") or "estimator defaults",
+        "cells completed": n_cells,
+        "trials by state": ", ".join(f"{k} {v}" for k, v in states.items()),
+        "medspt": attrs.get("medspt_version", "?"),
+        "report written": dt.datetime.now().isoformat(timespec="minutes"),
+    }
+    files = ", ".join(f"`{Path(p).relative_to(paths['report'].parent)}`" for k, p in paths.items()
+                      if "/" not in k)  # fmt: skip
+    return "\n".join(
+        ["## How this was produced", "", settings_table(settings), "", f"Files: {files}."]
+    )

@@ -44,7 +44,7 @@ from tqdm.auto import tqdm
 
 from medspt._version import __version__
 from medspt.api import DATA_DEFAULTS, check_params, config_params, fit_fold, windows_from
-from medspt.data import WindowSet
+from medspt.data import WindowSet, WindowSpec
 from medspt.errors import InputError
 from medspt.masking import STRATEGIES
 from medspt.persistence import _jsonable
@@ -206,14 +206,18 @@ def _data_spec(data, protocol, cv, window, stride, options: dict | None = None) 
     return {"kind": "memory", "cv": cv, "window": window, "stride": stride, **given}
 
 
-def load_study_data(spec: dict, data=None) -> tuple[WindowSet, list]:
-    """Windows and subject-wise folds a study's data spec describes."""
+def load_study_data(
+    spec: dict, data=None, with_spec: bool = False
+) -> tuple[WindowSet, list] | tuple[WindowSet, list, WindowSpec | None]:
+    """Windows and subject-wise folds a study's data spec describes; ``with_spec``: also
+    how a DataFrame was cut (a :class:`~medspt.data.WindowSpec`, None for protocols), so
+    a model refitted on them predicts new recordings cut the same way."""
     kind = spec["kind"]
     if kind == "protocol":
         from medspt.datasets.protocols import protocol
 
         p = protocol(spec["name"], root=spec.get("root"))
-        return p.windows, list(p.folds)
+        return (p.windows, list(p.folds)) + ((None,) if with_spec else ())
     if kind == "memory" and data is None:
         raise InputError(
             "this study's data was given in memory (a DataFrame) and cannot be loaded by "
@@ -227,13 +231,13 @@ def load_study_data(spec: dict, data=None) -> tuple[WindowSet, list]:
     elif kind == "file":
         data = read_table(spec["path"])
     options = {k: spec.get(k, default) for k, default in DATA_OPTIONS.items()}
-    ws, _ = windows_from(
+    ws, cut = windows_from(
         data, window=spec.get("window", "auto"), stride=spec.get("stride"), **options
     )
     if ws.y is None:
         raise InputError("the study's data has no labels")
     folds = subject_folds(ws.y, ws.groups, int(spec.get("cv", 5)))
-    return ws, check_folds(folds, ws.groups, len(ws))
+    return (ws, check_folds(folds, ws.groups, len(ws))) + ((cut,) if with_spec else ())
 
 
 # --------------------------------------------------------------------------- trials
@@ -359,14 +363,6 @@ def _curves(clf) -> dict:
     return out
 
 
-def _val_score(clf) -> float:
-    """Balanced accuracy of the kept epoch on the validation subjects (NaN without
-    validation): what nested selection may look at, never the test folds."""
-    rows = clf.history_["finetune"] + clf.history_.get("recover", [])
-    vals = [r["val_balanced_accuracy"] for r in rows if "val_balanced_accuracy" in r]
-    return float(max(vals)) if vals else float("nan")
-
-
 def _attention_stats(clf, X) -> dict:
     """Mean attention distance and locality ratio of a fold's model on (up to 256 of)
     its test windows, and the proximity statistics of its positional score; see
@@ -393,7 +389,7 @@ def _evaluate_cell(
         row, clf, proba = fit_fold(ws, tr, te, params)
         if diagnostics:
             row.update(_attention_stats(clf, ws.X[te]))
-        row = {"fold": k, **row, "val_score": _val_score(clf), "curves": _curves(clf)}
+        row = {"fold": k, **row, "curves": _curves(clf)}  # row has val_score
         row["oof"] = oof.pack(ws, te, proba)
         rows.append(row)
         if trial is not None:
