@@ -73,6 +73,8 @@ try:  # medspt from this checkout when it is not installed (the tsai interpreter
     import medspt  # noqa: F401
 except ImportError:
     sys.path.insert(0, str(REPO_ROOT))
+# the same training statistics as medspt's estimator (one implementation, medspt.core)
+from medspt.core.stats import balanced_class_weights, channel_stats  # noqa: E402
 
 MODELS = ("minirocket", "inceptiontime", "tstplus", "tstplus-mvp")
 CONFIG_NAMES = {
@@ -101,6 +103,7 @@ EVALUATE_COLUMNS = (
     "finetune_epoch",
     "optimizer_steps",
     "val_subjects",
+    "val_score",
     "wall_time_s",
     "windows_per_s",
 )
@@ -190,13 +193,13 @@ def plan_fold(
     """Split a fold's training windows into fit and validation subjects.
 
     ``labels`` are class *labels* (``ws.classes[ws.y]``), never codes of the protocol's
-    own order: the validation subjects come from :func:`medspt.splits.fold_split`, the
+    own order: the validation subjects come from :func:`medspt.core.splits.fold_split`, the
     function every medspt fit uses, so on the full training part they are exactly the
     subjects medspt's early stopping holds out with ``random_state=seed``. With
     ``max_train_windows``, a seeded random subset of that many training windows is used.
     Test windows are never looked at, beyond checking that no subject is on both sides.
     """
-    from medspt.splits import fold_split
+    from medspt.core.splits import fold_split
 
     train_idx, test_idx = np.asarray(train_idx), np.asarray(test_idx)
     shared = np.intersect1d(groups[train_idx], groups[test_idx])
@@ -211,18 +214,6 @@ def plan_fold(
     return FoldPlan(
         fold=fold, seed=seed, train=train_idx, fit=split.fit, val=split.val, test=test_idx
     )
-
-
-def channel_stats(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-channel mean and std of windows ``(N, C, T)``, NaN ignored; std 1 for a flat
-    channel (centred only), as medspt's estimator does."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        mean = np.nanmean(X, axis=(0, 2)).astype(np.float32)
-        std = np.nanstd(X, axis=(0, 2)).astype(np.float32)
-    mean[~np.isfinite(mean)] = 0.0
-    std[~(std > 1e-8)] = 1.0
-    return mean, std
 
 
 def fold_arrays(X: np.ndarray, plan: FoldPlan) -> dict[str, np.ndarray]:
@@ -242,16 +233,6 @@ def fold_arrays(X: np.ndarray, plan: FoldPlan) -> dict[str, np.ndarray]:
         "mean": mean,
         "std": std,
     }
-
-
-def balanced_class_weights(y: np.ndarray, n_classes: int) -> np.ndarray:
-    """``n_samples / (n_present_classes * count)`` per class present, 1 for absent ones
-    (scikit-learn's "balanced", as medspt's ``class_weight="balanced"``)."""
-    counts = np.bincount(y, minlength=n_classes).astype(np.float64)
-    present = counts > 0
-    w = np.ones(n_classes)
-    w[present] = len(y) / (present.sum() * counts[present])
-    return w.astype(np.float32)
 
 
 def scores_to_proba(scores: np.ndarray, classes: np.ndarray, n_classes: int) -> np.ndarray:
@@ -316,6 +297,7 @@ def make_row(
         "finetune_epoch": info.get("finetune_epoch", np.nan),
         "optimizer_steps": info.get("optimizer_steps", np.nan),
         "val_subjects": " ".join(map(str, np.unique(groups[plan.val]))),
+        "val_score": info.get("val_score", np.nan),  # validation subjects' score, if kept
         "wall_time_s": info.get("wall_time_s", np.nan),
         "windows_per_s": info.get("windows_per_s", np.nan),
         "protocol": protocol,

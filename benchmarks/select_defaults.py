@@ -4,7 +4,7 @@ The rule, declared before any run (also in ``docs/concepts.md``):
 
 - Data: for each protocol (GPD-1, NE-1) and each of the outer folds ``--folds`` (by
   default 0, 1, 2), only that fold's *training* subjects are read. They are split once,
-  subject-wise and stratified (:func:`medspt.splits.validation_split`, 25 %, seed = fold)
+  subject-wise and stratified (:func:`medspt.core.splits.validation_split`, 25 %, seed = fold)
   into inner-train and inner-validation subjects. The outer test subjects of the fold are
   never loaded into a fit or a score.
 - Each candidate below is fitted on the inner-train windows (seed 0; the estimator holds
@@ -108,7 +108,7 @@ PUBLIC_MD = RESULTS / "select_defaults_public.md"  # public_sets.py rows of roun
 def inner_split(ws, train: np.ndarray, fold: int) -> tuple[np.ndarray, np.ndarray]:
     """Inner-train and inner-validation windows (indices into ``ws``) of an outer
     fold's training part; whole subjects, stratified by label."""
-    from medspt.splits import validation_split
+    from medspt.core.splits import validation_split
 
     labels = ws.classes[ws.y[train]]
     fit, val = validation_split(labels, ws.groups[train], val_size=0.25, random_state=fold)

@@ -8,11 +8,11 @@
 from medspt import attention as _attention  # noqa: F401  (registers attention="hierarchical")
 from medspt._version import __version__
 from medspt.api import comparison_table, evaluate, fit_spt, summarize
+from medspt.core.splits import fold_split, subject_folds
 from medspt.data import WindowSet, from_arrays, make_windows
 from medspt.errors import InputError, ModelFileError
 from medspt.estimator import FramePredictions, SPTClassifier
 from medspt.persistence import load
-from medspt.splits import fold_split, subject_folds
 
 __all__ = [
     "__version__",

@@ -11,7 +11,9 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from medspt.data import WindowSet, WindowSpec, _to_samples, from_arrays, make_windows
+from medspt.core.durations import to_samples
+from medspt.core.splits import check_folds, subject_folds
+from medspt.data import WindowSet, WindowSpec, from_arrays, make_windows
 from medspt.errors import InputError
 from medspt.estimator import SPTClassifier
 from medspt.metrics import (
@@ -23,7 +25,6 @@ from medspt.metrics import (
     predictions_frame,
     subject_table,
 )
-from medspt.splits import check_folds, subject_folds
 from medspt.stats import SUBJECT_METRICS, compare_folds, compare_subjects, holm
 
 __all__ = [
@@ -240,7 +241,7 @@ def windows_from(
             drop_short=drop_short,
         )
         win = ws.X.shape[2]
-        step = _to_samples(stride, ws.fs, "stride") if stride is not None else win
+        step = to_samples(stride, ws.fs, "stride") if stride is not None else win
         if window is None:  # one case per recording, padded to the longest
             win = step = None
         spec = WindowSpec(

@@ -21,10 +21,10 @@ from medspt.cli_args import (
     model_params,
     show_warnings_as,
 )
+from medspt.core.tables import read_table
 from medspt.errors import InputError, ModelFileError
 from medspt.estimator import PAPER_RECIPE
 from medspt.masking import STRATEGIES
-from medspt.tables import read_table
 
 __all__ = ["DEFAULTS", "build_parser", "main"]
 
@@ -193,9 +193,9 @@ def cmd_predict(a) -> int:
 
 def cmd_evaluate(a) -> int:
     from medspt.api import evaluate, windows_from
+    from medspt.core.splits import subject_folds
     from medspt.data_summary import DataSummary
     from medspt.probes import probe_markdown
-    from medspt.splits import subject_folds
 
     ws, spec = windows_from(read_table(a.data), **data_kwargs(a))  # cut once, for both
     if ws.y is None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from medspt.core.durations import to_samples
 from medspt.errors import InputError
 
 __all__ = ["WindowSet", "WindowSpec", "make_windows", "from_arrays", "infer_channels"]
@@ -258,38 +259,6 @@ def _clock_like(
         if groups and all(np.all(np.diff(v[g]) > 0) for g in groups):
             rising.append(c)
     return named, rising
-
-
-def _to_samples(value: float | int | str | None, fs: float | None, name: str) -> int | None:
-    """Window/stride given as samples (int), seconds (float or "10s")."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        v = value.strip().lower()
-        if not v.endswith("s"):
-            raise InputError(f"{name}={value!r}: use an int (samples) or a string like '10s'")
-        try:
-            seconds = float(v[:-1])
-        except ValueError:
-            raise InputError(f"{name}={value!r} is not a duration like '10s'") from None
-        if fs is None:
-            raise InputError(
-                f"{name}={value!r} is in seconds, so the sampling rate is needed: pass fs "
-                f"(in Hz, e.g. fs=100), give a time column in seconds, or give {name} in "
-                "samples (an int)"
-            )
-        return int(round(seconds * fs))
-    if isinstance(value, (bool, np.bool_)):
-        raise InputError(f"{name} must be a number of samples, got {value!r}")
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        if float(value).is_integer():
-            return int(value)
-        raise InputError(
-            f"{name}={value!r}: give samples as an int or seconds as a string like '{value}s'"
-        )
-    raise InputError(f"{name} must be an int (samples) or a string like '10s', got {value!r}")
 
 
 _MIN_WINDOW = 4  # samples: a window given in seconds that is shorter is refused
@@ -723,8 +692,8 @@ def make_windows(
         if length is not None and (not isinstance(length, (int, np.integer)) or length < 1):
             raise InputError(f"length must be a positive number of samples, got {length!r}")
     else:
-        win = _to_samples(window, fs, "window")
-        step = _to_samples(stride, fs, "stride") if stride is not None else win
+        win = to_samples(window, fs, "window")
+        step = to_samples(stride, fs, "stride") if stride is not None else win
         rate = f"fs={fs:g} Hz ({fs_source})" if fs is not None else ""
         if isinstance(window, str) and win < _MIN_WINDOW:
             raise InputError(

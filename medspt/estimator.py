@@ -16,12 +16,13 @@ import numpy as np
 import pandas as pd
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from medspt.augment import check_augment
 from medspt.auto import FEWEST_TOKENS, batch_size_for, patch_len_for
+from medspt.core.splits import validation_split
+from medspt.core.stats import balanced_class_weights, channel_stats
 from medspt.data import WindowSet, WindowSpec, make_windows
 from medspt.data_summary import DataSummary, case_lengths
 from medspt.errors import InputError
@@ -35,7 +36,6 @@ from medspt.metrics import (
     subject_table,
 )
 from medspt.model import ATTENTION, POOLING, POSITIONAL, ModelConfig, SPTTransformer
-from medspt.splits import validation_split
 from medspt.training import TrainConfig, finetune, pretrain, resolve_device
 
 __all__ = ["SPTClassifier", "FramePredictions"]
@@ -324,7 +324,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         the last epoch when there is no validation (``val_size=0``, < 4 subjects).
     validation_subjects_ : ndarray
         Training subjects held out for early stopping (empty without validation); from
-        :func:`medspt.splits.validation_split`, as every benchmark uses.
+        :func:`medspt.core.splits.validation_split`, as every benchmark uses.
     attention_ : str
         Attention the fitted model predicts with (``"full"`` after recovery epochs).
     mean_, std_ : ndarray of shape (C,)
@@ -600,13 +600,13 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         self.n_steps_ = T
         self.min_length_ = int(case_lengths(X).min())
         self.patch_len_ = self._resolve_patch_len(T)
-        self.mean_, self.std_ = self._channel_stats(self._center(X))
+        self.mean_, self.std_ = channel_stats(self._center(X))
         channel_groups = resolve_channel_groups(self.channel_groups, self.channels_)
 
         t_start = time.perf_counter()
         seed = int(self.random_state)
         dev = resolve_device(self.device)
-        # the one split every medspt fit and benchmark uses (medspt.splits)
+        # the one split every medspt fit and benchmark uses (medspt.core.splits)
         tr, va = validation_split(y, groups, float(self.val_size), seed)
         self.validation_subjects_ = np.unique(groups[va])
         self.batch_size_ = (
@@ -847,8 +847,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             return None
         w = np.ones(len(self.classes_), dtype=np.float32)
         if self.class_weight == "balanced":
-            present = np.unique(y_enc)
-            w[present] = compute_class_weight("balanced", classes=present, y=y_enc)
+            w = balanced_class_weights(y_enc, len(self.classes_))
         else:
             unknown = set(self.class_weight) - set(self.classes_.tolist())
             if unknown:
@@ -856,15 +855,6 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             for k, c in enumerate(self.classes_.tolist()):
                 w[k] = float(self.class_weight.get(c, 1.0))
         return torch.from_numpy(w)
-
-    @staticmethod
-    def _channel_stats(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            mean = np.nanmean(X, axis=(0, 2)).astype(np.float32)
-            std = np.nanstd(X, axis=(0, 2)).astype(np.float32)
-        std[~(std > 1e-8)] = 1.0  # flat channel: centre only
-        return mean, std
 
     def _center(self, X: np.ndarray) -> np.ndarray:
         """With ``normalize="window"``, each window minus its own mean per channel over

@@ -15,6 +15,7 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file
 
 from medspt._version import __version__
+from medspt.core.jsonable import to_jsonable
 from medspt.data import WindowSpec
 from medspt.data_summary import DataSummary
 from medspt.errors import ModelFileError
@@ -26,24 +27,9 @@ FORMAT_VERSION = 1
 __all__ = ["save_model", "load", "FORMAT_VERSION"]
 
 
-def _jsonable(value):
-    """Numpy scalars/arrays to plain Python, recursively."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return [_jsonable(v) for v in value.tolist()]
-    if isinstance(value, np.generic):
-        return _jsonable(value.item())  # numpy NaN/inf become None too
-    if isinstance(value, float) and not np.isfinite(value):
-        return None
-    return value
-
-
 def _classes_to_json(classes: np.ndarray) -> dict:
     kind = "str" if classes.dtype.kind in "OUS" else classes.dtype.str
-    return {"dtype": kind, "values": _jsonable(classes)}
+    return {"dtype": kind, "values": to_jsonable(classes)}
 
 
 def _classes_from_json(d: dict) -> np.ndarray:
@@ -67,24 +53,24 @@ def save_model(est, path) -> None:
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "medspt_version": __version__,
-        "params": _jsonable(params),
+        "params": to_jsonable(params),
         "model_config": est.model_.config.to_dict(),
         "classes": _classes_to_json(classes),
         "channels": list(est.channels_),
         "n_steps": int(est.n_steps_),
         "n_features_in": int(est.n_features_in_),
-        "mean": _jsonable(est.mean_),
-        "std": _jsonable(est.std_),
+        "mean": to_jsonable(est.mean_),
+        "std": to_jsonable(est.std_),
         "frame_spec": est.frame_spec_.to_dict() if est.frame_spec_ is not None else None,
-        "history": _jsonable(est.history_),
-        "best_epoch": _jsonable(est.best_epoch_),
+        "history": to_jsonable(est.history_),
+        "best_epoch": to_jsonable(est.best_epoch_),
         "min_length": int(getattr(est, "min_length_", est.n_steps_)),
-        "auto_params": _jsonable(getattr(est, "auto_params_", {})),
-        "data_summary": _jsonable(est.data_summary_.to_dict())
+        "auto_params": to_jsonable(getattr(est, "auto_params_", {})),
+        "data_summary": to_jsonable(est.data_summary_.to_dict())
         if getattr(est, "data_summary_", None) is not None
         else None,
         # how the model was chosen and scored when it came from a refit (evaluate/study)
-        "evaluation": _jsonable(getattr(est, "evaluation_", None)),
+        "evaluation": to_jsonable(getattr(est, "evaluation_", None)),
     }
     members = getattr(est, "members_", None) or [est.model_]
     meta["n_members"] = len(members)

@@ -44,10 +44,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import SplineTransformer, StandardScaler
 
+from medspt.core.splits import check_folds
 from medspt.data import WindowSet
 from medspt.errors import InputError
 from medspt.metrics import classification_metrics
-from medspt.splits import check_folds
 
 __all__ = [
     "PROBES",

@@ -5,8 +5,8 @@ from sklearn.model_selection import StratifiedGroupKFold, cross_val_score
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from medspt import SPTClassifier
+from medspt.core.splits import validation_split
 from medspt.data import from_arrays
-from medspt.splits import validation_split
 
 
 def test_fit_predict_shapes_and_classes(arrays):

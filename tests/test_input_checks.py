@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from medspt.core.splits import subject_folds, validation_split
 from medspt.data import from_arrays, make_windows
 from medspt.errors import InputError
-from medspt.splits import subject_folds, validation_split
 
 
 def frame(fs=100.0, seconds=6.0, subjects=("s1", "s2"), **extra):

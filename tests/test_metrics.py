@@ -165,3 +165,30 @@ def test_confusion_frame_and_class_report_equal_sklearn_per_fit():
     assert list(confusion_frame(bare, CLASSES).columns) == ["true", "predicted", "count"]
     assert confusion_frame(bare, CLASSES)["count"].sum() == 60
     assert list(class_report(bare, CLASSES)["class"]) == CLASSES
+
+
+def test_rows_without_a_depth_and_classes_nobody_predicted_are_kept():
+    # a nested-best row has no depth; class "other" is neither true nor predicted here
+    f = two_fits().assign(depth=np.nan)
+    f = f[(f["y"] < 2) & (f["pred"] < 2)]
+    conf = confusion_frame(f, CLASSES)
+    assert len(conf) == 2 * 9 and conf["depth"].isna().all()
+    absent = conf[(conf["true"] == "other") | (conf["predicted"] == "other")]
+    assert (absent["count"] == 0).all() and conf["count"].sum() == len(f)
+    rep = class_report(f, CLASSES)
+    assert (
+        len(rep) == 2 * 3
+        and rep.set_index(["config", "class"]).loc[("scratch", "other"), "support"] == 0
+    )
+    n_subjects = f.groupby(["config", "subject"]).ngroups
+    assert subject_table(f)["depth"].isna().all() and len(subject_table(f)) == n_subjects
+
+
+def test_chance_counts_the_union_of_windows_once():
+    # one configuration predicted every window, another only the class-0 windows: each
+    # window counts once, not once per configuration
+    f = frame(config="a", seed=0, fold=0)
+    part = frame(config="b", seed=0, fold=0)
+    f = pd.concat([f, part[part["y"] == 0]], ignore_index=True)
+    share = frame()["y"].value_counts(normalize=True).max()
+    assert chance_table(f, 3, "accuracy")["majority"] == pytest.approx(share)

@@ -9,7 +9,7 @@ import pytest
 from conftest import real_dataset
 
 from medspt import InputError, SPTClassifier, evaluate
-from medspt.splits import check_folds, fold_split, subject_folds, validation_split
+from medspt.core.splits import check_folds, fold_split, subject_folds, validation_split
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import baselines as bl  # noqa: E402

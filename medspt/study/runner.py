@@ -44,14 +44,14 @@ from tqdm.auto import tqdm
 
 from medspt._version import __version__
 from medspt.api import DATA_DEFAULTS, check_params, config_params, fit_fold, windows_from
+from medspt.core.jsonable import to_jsonable
+from medspt.core.splits import check_folds, subject_folds
+from medspt.core.tables import read_table
 from medspt.data import WindowSet, WindowSpec
 from medspt.errors import InputError
 from medspt.masking import STRATEGIES
-from medspt.persistence import _jsonable
-from medspt.splits import check_folds, subject_folds
 from medspt.study import oof
 from medspt.study.storage import claim_lock, create_or_load, make_storage
-from medspt.tables import read_table
 
 __all__ = ["Cell", "grid_cells", "run_study", "run_worker", "load_study_data"]
 
@@ -429,7 +429,7 @@ def _tune_cell(study, cell: Cell, ws, folds, attrs: dict) -> tuple[list[dict], l
                     "> 0 and at least 4 training subjects)"
                 )
             t.set_user_attr("val_subjects", row["val_subjects"])
-            t.set_user_attr("row", _jsonable(row))
+            t.set_user_attr("row", to_jsonable(row))
             return row["val_score"]
 
         n_done = len(inner.get_trials(states=(TrialState.COMPLETE,)))
@@ -470,7 +470,7 @@ def _objective(study, ws, folds, attrs: dict, failed: set[Cell]):
         try:
             if attrs.get("tune"):
                 rows, best = _tune_cell(study, cell, ws, folds, attrs)
-                trial.set_user_attr("tuned_params", _jsonable(best))
+                trial.set_user_attr("tuned_params", to_jsonable(best))
             else:
                 params = cell.estimator_params(attrs["params"])
                 rows = _evaluate_cell(
@@ -485,7 +485,7 @@ def _objective(study, ws, folds, attrs: dict, failed: set[Cell]):
             raise
         finally:
             beating.set()
-        trial.set_user_attr("folds", _jsonable(rows))
+        trial.set_user_attr("folds", to_jsonable(rows))
         return float(np.nanmean([r[metric] for r in rows]))
 
     return objective
@@ -668,7 +668,7 @@ def run_study(
         },
         "diagnostics": bool(diagnostics),
         "metric": metric,
-        "params": _jsonable(params),
+        "params": to_jsonable(params),
         "tune": bool(tune),
         "n_trials": int(n_trials or 20) if tune else None,
         "n_folds": len(folds),

@@ -1,0 +1,14 @@
+"""What every layer of medspt shares, depending on none of them.
+
+- :mod:`medspt.core.splits`: subject-wise outer folds, inner validation subjects, fold
+  checks;
+- :mod:`medspt.core.stats`: per-channel statistics and balanced class weights from
+  training windows;
+- :mod:`medspt.core.durations`: window and stride given in samples or seconds;
+- :mod:`medspt.core.tables`: reading a long table from a file;
+- :mod:`medspt.core.jsonable`: numpy values to plain JSON.
+
+Modules here import only the standard library, numpy, pandas, scikit-learn and
+:mod:`medspt.errors`; everything else in medspt (data, estimator, API, studies, command
+line, benchmarks) may import them. A test of the import graph keeps it that way.
+"""
