@@ -150,9 +150,9 @@ def _read_baselines(name: str) -> pd.DataFrame | None:
 
 def _progress(study, res: pd.DataFrame) -> str:
     """How much of the grid is complete, and what is missing."""
-    from medspt.study.runner import _cells
+    from medspt.study.grid import study_cells
 
-    cells = _cells(study.user_attrs["medspt"])
+    cells = study_cells(study.user_attrs["medspt"])
     done = set(zip(res["depth"], res["config"], res["seed"]))
     missing = [c for c in cells if (c.depth, c.config, c.seed) not in done]
     if not missing:
@@ -400,7 +400,9 @@ def _summary_lines(name, candidates, baselines, base_pred, metric) -> list[str]:
 
 
 def _summary_row(name, what, versus, r) -> str:
-    from medspt.api import _ci, _p, _signed
+    from medspt.markdown_tables import format_interval as _ci
+    from medspt.markdown_tables import format_p as _p
+    from medspt.markdown_tables import format_signed as _signed
 
     subj = r.n_subjects > 0
     return (

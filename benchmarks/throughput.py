@@ -1,7 +1,7 @@
 """Training throughput of medspt's Transformer versus tsai's TSTPlus on CPU.
 
 Measures windows per second of one full training step (forward, loss, backward, gradient
-clipping at 1.0, AdamW step), the way :func:`medspt.training._fit_loop` runs it, on
+clipping at 1.0, AdamW step), the way the training loop of :mod:`medspt.training` runs it, on
 synthetic float32 windows of 200 steps x 18 channels (the GPD-1 gait shape):
 
 * medspt classification step (cross-entropy; what fine-tuning and scratch training do),

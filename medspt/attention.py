@@ -28,6 +28,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from medspt import kernels
 from medspt.model import register_attention
 
 __all__ = [
@@ -84,8 +85,6 @@ def token_scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
 def _resolve_impl(impl: str, t: torch.Tensor) -> str:
     if impl != "auto":
         return impl
-    from medspt import kernels
-
     if t.is_cuda:
         return "cuda" if kernels.cuda_usable(t) else "torch"
     return "numba"
@@ -144,8 +143,6 @@ def select_partition(
     impl = _resolve_impl(impl, scores)
     if impl == "torch":
         return _select_torch(scores, valid, levels, pool, topk, tile)
-    from medspt import kernels
-
     build = kernels.build_index_numba if impl == "numba" else kernels.build_index_cuda
     dev = scores.device
     out = build(scores, valid, levels, pool, topk, tile)

@@ -36,7 +36,9 @@ from scipy.stats import spearmanr
 
 from medspt.data import WindowSet
 from medspt.errors import InputError
+from medspt.estimator import SPTClassifier
 from medspt.model import SPTTransformer, alibi_slopes
+from medspt.plots import plot_distance_profiles, plot_positional_score
 
 __all__ = [
     "AttentionProfile",
@@ -139,8 +141,6 @@ def profile_from_maps(maps: np.ndarray, w: int = 1, n_windows: int = 0) -> Atten
 
 def _model_and_inputs(model, X) -> tuple[SPTTransformer, torch.Tensor | None]:
     """The torch model and, if ``X`` is given, the windows as the model sees them."""
-    from medspt.estimator import SPTClassifier
-
     if isinstance(model, SPTClassifier):
         if not hasattr(model, "model_"):
             raise InputError("the SPTClassifier is not fitted; call fit first")
@@ -148,8 +148,8 @@ def _model_and_inputs(model, X) -> tuple[SPTTransformer, torch.Tensor | None]:
         if isinstance(X, pd.DataFrame):
             X = model.frame_windows(X).X
         if X is not None:
-            X, _ = model.fitted_windows(model._prepare_X(X, reset=False))
-            X = torch.from_numpy(model._normalize(X))
+            X, _ = model.model_windows(X)  # (M, C, n_steps_), as the model sees them
+            X = torch.from_numpy(X)
         return net, X
     if not isinstance(model, SPTTransformer):
         raise InputError(
@@ -369,8 +369,6 @@ def write_diagnostics(
         distance, locality ratio, mean Spearman ρ and slope of the positional score.
     """
     from pathlib import Path
-
-    from medspt.plots import plot_distance_profiles, plot_positional_score
 
     if not models:
         raise InputError("models is empty")

@@ -11,6 +11,7 @@ import dataclasses
 import time
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from medspt.augment import check_augment
 from medspt.auto import FEWEST_TOKENS, batch_size_for, patch_len_for
+from medspt.core.jsonable import to_jsonable
 from medspt.core.splits import validation_split
 from medspt.core.stats import balanced_class_weights, channel_stats
 from medspt.data import WindowSet, WindowSpec, make_windows
@@ -35,10 +37,17 @@ from medspt.metrics import (
     predictions_frame,
     subject_table,
 )
-from medspt.model import ATTENTION, POOLING, POSITIONAL, ModelConfig, SPTTransformer
+from medspt.model import MODEL_RULES, ModelConfig, SPTTransformer, check_model_params
+from medspt.model_file import (
+    classes_from_json,
+    classes_to_json,
+    read_model_file,
+    write_model_file,
+)
+from medspt.params import Rule, check, integer, interval, is_integer, is_real, one_of
 from medspt.training import TrainConfig, finetune, pretrain, resolve_device
 
-__all__ = ["SPTClassifier", "FramePredictions"]
+__all__ = ["SPTClassifier", "FramePredictions", "TrainingData", "load"]
 
 
 @dataclass
@@ -178,6 +187,71 @@ PAPER_RECIPE = dict(
     no_decay_norms=False,
     encoder_lr_scale=1.0,
 )
+
+
+NORMALIZE = (True, False, "channel", "window", "instance")
+
+# One rule per training parameter (medspt.params). The settings passed on to the model
+# (depth, d_model, dropout, attention, ...) are checked by medspt.model.MODEL_RULES only.
+ESTIMATOR_RULES: dict[str, Rule] = {
+    "patch_len": MODEL_RULES["patch_len"].or_auto(),  # "auto" is resolved in fit
+    "batch_size": integer(1).or_auto(),
+    "epochs": integer(1),
+    "pretrain_epochs": integer(0),
+    "recover_epochs": integer(0),
+    "min_steps": integer(0),
+    "n_estimators": integer(1),
+    "encoder_lr_scale": interval("(0, 1]"),
+    "label_smoothing": interval("[0, 1)"),
+    "hierarchical_stages": one_of(("all", "pretrain"), must="be 'all' or 'pretrain'"),
+    "masking": Rule(
+        lambda v: callable(v) or v in STRATEGIES, f"be one of {STRATEGIES} or a callable"
+    ),
+    "mask_ratio": Rule(
+        lambda v: is_real(v) and 0 < v < 1, "lie strictly between 0 and 1, i.e. in (0, 1)"
+    ),
+    "normalize": Rule(
+        # 1 == True: only a bool or a name counts
+        lambda v: isinstance(v, (bool, str)) and v in NORMALIZE,
+        "be True, 'channel', 'window', 'instance' or False",
+    ),
+    "mean_span": Rule(lambda v: is_real(v) and v >= 1, "be >= 1 step"),
+    "mask_unit": one_of(("step", "token"), must="be 'step' or 'token'"),
+    "lr": Rule(lambda v: is_real(v) and v > 0, "be positive"),
+    "weight_decay": Rule(lambda v: is_real(v) and v >= 0, "be >= 0"),
+    "warmup": interval("[0, 1)"),
+    "grad_clip": Rule(lambda v: v is None or (is_real(v) and v > 0), "be positive or None"),
+    "patience": Rule(
+        lambda v: v is None or (is_integer(v) and v >= 1), "be a positive integer or None"
+    ),
+    "val_size": interval("[0, 1)"),
+    "class_weight": Rule(
+        lambda v: v in ("balanced", None) or isinstance(v, dict),
+        "be 'balanced', a dict {class: weight} or None",
+    ),
+}
+
+
+@dataclass
+class TrainingData:
+    """What every training stage of :meth:`SPTClassifier.fit` reads.
+
+    Attributes
+    ----------
+    X_train, X_val : Tensor of shape (n, C, T), float32
+        Normalized windows of the training and of the validation subjects (NaN =
+        missing); ``X_val`` is empty without validation.
+    y_train, y_val : Tensor of shape (n,), int64
+        Their class codes, positions in ``classes_``.
+    channel_groups : list of list of int, optional
+        Channels ``masking="channel"`` hides together, as indices.
+    """
+
+    X_train: torch.Tensor
+    y_train: torch.Tensor
+    X_val: torch.Tensor
+    y_val: torch.Tensor
+    channel_groups: list[list[int]] | None = None
 
 
 class SPTClassifier(ClassifierMixin, BaseEstimator):
@@ -432,123 +506,25 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ validation
 
     def _check_params(self) -> None:
-        def need(ok, msg):
-            if not ok:
-                raise InputError(msg)
-
-        def pos_int(name, minimum=1):
-            v = getattr(self, name)
-            need(
-                isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= minimum,
-                f"{name} must be an integer >= {minimum}, got {v!r}",
-            )
-
-        for name in ("depth", "d_model", "n_heads"):
-            pos_int(name)
-        for name in ("patch_len", "batch_size"):
-            if getattr(self, name) != "auto":
-                need(
-                    isinstance(getattr(self, name), (int, np.integer))
-                    and not isinstance(getattr(self, name), bool)
-                    and getattr(self, name) >= 1,
-                    f"{name} must be 'auto' or an integer >= 1, got {getattr(self, name)!r}",
-                )
-        pos_int("epochs")
-        pos_int("pretrain_epochs", 0)
-        pos_int("recover_epochs", 0)
-        pos_int("min_steps", 0)
-        pos_int("n_estimators")
-        need(
-            isinstance(self.encoder_lr_scale, (int, float))
-            and not isinstance(self.encoder_lr_scale, bool)
-            and 0 < self.encoder_lr_scale <= 1,
-            f"encoder_lr_scale must lie in (0, 1], got {self.encoder_lr_scale!r}",
+        """Check every parameter once: the model's settings by
+        :data:`medspt.model.MODEL_RULES`, the others by :data:`ESTIMATOR_RULES`, then the
+        settings that must agree with each other."""
+        params = self.get_params()
+        check_model_params(
+            {k: v for k, v in params.items() if k in MODEL_RULES and k not in ESTIMATOR_RULES}
         )
+        check(params, ESTIMATOR_RULES)
         check_augment(self.augment)
-        need(
-            isinstance(self.label_smoothing, (int, float))
-            and not isinstance(self.label_smoothing, bool)
-            and 0 <= self.label_smoothing < 1,
-            f"label_smoothing must lie in [0, 1), got {self.label_smoothing!r}",
-        )
-        need(
-            self.hierarchical_stages in ("all", "pretrain"),
-            f"hierarchical_stages must be 'all' or 'pretrain', got {self.hierarchical_stages!r}",
-        )
-        need(
-            self.attention_options is None or isinstance(self.attention_options, dict),
-            f"attention_options must be a dict or None, got {self.attention_options!r}",
-        )
-        need(
-            self.recover_epochs == 0 or self.attention != "full",
-            "recover_epochs > 0 needs attention='hierarchical' (or another non-full "
-            f"attention), got attention={self.attention!r}",
-        )
-        need(
-            self.d_model % self.n_heads == 0,
-            f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})",
-        )
-        need(0 <= self.dropout < 1, f"dropout must lie in [0, 1), got {self.dropout!r}")
-        need(
-            self.attn_dropout is None
-            or (isinstance(self.attn_dropout, (int, float)) and 0 <= self.attn_dropout < 1),
-            f"attn_dropout must lie in [0, 1) or be None, got {self.attn_dropout!r}",
-        )
-        need(
-            self.positional in POSITIONAL,
-            f"positional must be one of {POSITIONAL}, got {self.positional!r}",
-        )
-        need(self.pooling in POOLING, f"pooling must be one of {POOLING}, got {self.pooling!r}")
-        need(
-            self.attention in ATTENTION,
-            f"attention must be one of {tuple(ATTENTION)}, got {self.attention!r}",
-        )
-        need(
-            callable(self.masking) or self.masking in STRATEGIES,
-            f"masking must be one of {STRATEGIES} or a callable, got {self.masking!r}",
-        )
-        need(
-            isinstance(self.mask_ratio, (int, float)) and 0 < self.mask_ratio < 1,
-            f"mask_ratio must lie strictly between 0 and 1, i.e. in (0, 1), "
-            f"got {self.mask_ratio!r}",
-        )
-        need(
-            self.normalize in (True, False, "channel", "window", "instance")
-            and isinstance(self.normalize, (bool, str)),
-            "normalize must be True, 'channel', 'window', 'instance' or False, got "
-            f"{self.normalize!r}",
-        )
-        need(
-            isinstance(self.window_stats, (bool, np.bool_)),
-            f"window_stats must be True or False, got {self.window_stats!r}",
-        )
-        need(self.mean_span >= 1, f"mean_span must be >= 1 step, got {self.mean_span!r}")
-        need(
-            self.mask_unit in ("step", "token"),
-            f"mask_unit must be 'step' or 'token', got {self.mask_unit!r}",
-        )
-        need(
-            self.mask_unit == "step" or not callable(self.masking),
-            "mask_unit='token' needs a named masking strategy; a callable draws its own "
-            "step-level mask",
-        )
-        need(self.lr > 0, f"lr must be positive, got {self.lr!r}")
-        need(self.weight_decay >= 0, f"weight_decay must be >= 0, got {self.weight_decay!r}")
-        need(0 <= self.warmup < 1, f"warmup must lie in [0, 1), got {self.warmup!r}")
-        need(
-            self.grad_clip is None or self.grad_clip > 0,
-            f"grad_clip must be positive or None, got {self.grad_clip!r}",
-        )
-        need(
-            self.patience is None or (isinstance(self.patience, int) and self.patience >= 1),
-            f"patience must be a positive integer or None, got {self.patience!r}",
-        )
-        need(0 <= self.val_size < 1, f"val_size must lie in [0, 1), got {self.val_size!r}")
-        need(
-            self.class_weight in ("balanced", None) or isinstance(self.class_weight, dict),
-            f"class_weight must be 'balanced', a dict {{class: weight}} or None, "
-            f"got {self.class_weight!r}",
-        )
+        if self.recover_epochs and self.attention == "full":
+            raise InputError(
+                "recover_epochs > 0 needs attention='hierarchical' (or another non-full "
+                f"attention), got attention={self.attention!r}"
+            )
+        if self.mask_unit == "token" and callable(self.masking):
+            raise InputError(
+                "mask_unit='token' needs a named masking strategy; a callable draws its own "
+                "step-level mask"
+            )
         try:
             resolve_device(self.device)
         except (RuntimeError, ValueError) as e:
@@ -584,6 +560,10 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y=None, groups=None):
         """Pretrain (optionally) and fine-tune on windows.
 
+        Holds out validation subjects, normalizes, then trains each ensemble member:
+        masked-reconstruction pretraining, fine-tuning on the labels and, with
+        hierarchical attention, ``recover_epochs`` of full attention.
+
         Parameters
         ----------
         X : array-like of shape (N, C, T) or (N, T), or WindowSet
@@ -596,76 +576,24 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         """
         self._check_params()
         X, y, groups, source = self._validate_training_data(X, y, groups)
-        n, C, T = X.shape
-        self.n_steps_ = T
-        self.min_length_ = int(case_lengths(X).min())
-        self.patch_len_ = self._resolve_patch_len(T)
-        self.mean_, self.std_ = channel_stats(self._center(X))
-        channel_groups = resolve_channel_groups(self.channel_groups, self.channels_)
-
         t_start = time.perf_counter()
-        seed = int(self.random_state)
-        dev = resolve_device(self.device)
-        # the one split every medspt fit and benchmark uses (medspt.core.splits)
-        tr, va = validation_split(y, groups, float(self.val_size), seed)
-        self.validation_subjects_ = np.unique(groups[va])
-        self.batch_size_ = (
-            batch_size_for(len(tr)) if self.batch_size == "auto" else int(self.batch_size)
-        )
-        self.auto_params_ = {
-            name: getattr(self, name + "_")
-            for name in ("patch_len", "batch_size")
-            if getattr(self, name) == "auto"
-        }
+        # the steps: split -> normalize -> per member pretrain -> fine-tune -> recover
+        train, val = self._split(y, groups)
+        self._resolve_sizes(X, n_train=len(train))
         self.data_summary_ = self._summarize(X, y, groups, source)
         if self.verbose:
             print(self.data_summary_)
-        y_enc = np.searchsorted(self.classes_, y)
-        Xn = torch.from_numpy(self._normalize(X))
-        yt = torch.from_numpy(y_enc.astype(np.int64))
-        Xtr, ytr, Xva, yva = Xn[tr], yt[tr], Xn[va], yt[va]
-
-        cfg = ModelConfig(
-            n_channels=C,
-            n_steps=T,
-            n_classes=len(self.classes_),
-            depth=int(self.depth),
-            d_model=int(self.d_model),
-            n_heads=int(self.n_heads),
-            patch_len=self.patch_len_,
-            dropout=float(self.dropout),
-            attn_dropout=None if self.attn_dropout is None else float(self.attn_dropout),
-            positional=self.positional,
-            pooling=self.pooling,
-            attention=self.attention,
-            attention_options=self.attention_options,
-            instance_norm=self.normalize == "instance",
-            window_stats=bool(self.window_stats),
-        )
-        cfg.validate()
-        members, histories, bests = [], [], []
-        for member in range(int(self.n_estimators)):
-            member_seed = seed + member  # members differ in weights, masks and batch order
-            self._fit_member(
-                dataclasses.replace(cfg),
-                member_seed,
-                dev,
-                Xtr,
-                ytr,
-                Xva,
-                yva,
-                tr,
-                y_enc,
-                channel_groups,
-            )
-            members.append(self.model_.to("cpu").eval())
-            histories.append(self.history_)
-            bests.append(self.best_epoch_)
-        self.model_, self.history_, self.best_epoch_ = members[0], histories[0], bests[0]
-        self.members_, self.member_histories_ = members, histories
+        data = self._normalize_split(X, y, train, val)
+        config = self._model_config(n_channels=X.shape[1], n_steps=X.shape[2])
+        seed = int(self.random_state)
+        # members differ in weights, masks and batch order (_fit_member runs the stages)
+        fitted = [self._fit_member(config, seed + m, data) for m in range(int(self.n_estimators))]
+        self.members_ = [model for model, _, _ in fitted]
+        self.member_histories_ = [history for _, history, _ in fitted]
+        self.model_, self.history_, self.best_epoch_ = fitted[0]
         self.attention_ = self.model_.config.attention
         self.fit_time_ = time.perf_counter() - t_start
-        self.n_train_windows_, self.n_val_windows_ = len(tr), len(va)
+        self.n_train_windows_, self.n_val_windows_ = len(train), len(val)
         self.frame_spec_ = None  # fit_spt sets it when the windows came from a DataFrame
         self.evaluation_ = None  # a refit (evaluate, study refit) records its choice here
         return self
@@ -758,89 +686,194 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             )
         return P
 
+    def _resolve_sizes(self, X: np.ndarray, n_train: int) -> None:
+        """Set the sizes the data decides: ``n_steps_`` and ``min_length_`` (longest and
+        shortest case), ``patch_len_`` and ``batch_size_`` (resolving ``"auto"`` from the
+        window length and the ``n_train`` training windows) and ``auto_params_`` (the
+        values ``"auto"`` chose)."""
+        self.n_steps_ = X.shape[2]
+        self.min_length_ = int(case_lengths(X).min())
+        self.patch_len_ = self._resolve_patch_len(self.n_steps_)
+        self.batch_size_ = (
+            batch_size_for(n_train) if self.batch_size == "auto" else int(self.batch_size)
+        )
+        self.auto_params_ = {
+            name: getattr(self, name + "_")
+            for name in ("patch_len", "batch_size")
+            if getattr(self, name) == "auto"
+        }
+
     def _summarize(self, X, y, groups, source: dict) -> DataSummary:
         summary = DataSummary.from_windows(X, y, groups, self.channels_, **source)
         summary.auto = dict(self.auto_params_)
         summary.n_validation_subjects = len(self.validation_subjects_)
         return summary
 
-    def _fit_member(self, cfg, seed, dev, Xtr, ytr, Xva, yva, tr, y_enc, channel_groups):
-        """Pretrain (optionally) and fine-tune one model with ``seed``: sets ``model_``,
-        ``history_`` and ``best_epoch_``."""
+    def _split(self, y: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Hold out whole subjects for early stopping and model selection: the window
+        indices ``(train, val)`` of :func:`medspt.core.splits.validation_split`, the one
+        split every medspt fit and benchmark uses; sets ``validation_subjects_``.
+        ``val`` is empty with ``val_size=0`` or too few subjects."""
+        train, val = validation_split(y, groups, float(self.val_size), int(self.random_state))
+        self.validation_subjects_ = np.unique(groups[val])
+        return train, val
+
+    def _normalize_split(
+        self, X: np.ndarray, y: np.ndarray, train: np.ndarray, val: np.ndarray
+    ) -> TrainingData:
+        """Set the channel statistics ``mean_`` and ``std_`` (of all windows ``X``, after
+        per-window centring with ``normalize="window"``) and return the normalized
+        training and validation windows with their class codes."""
+        self.mean_, self.std_ = channel_stats(self._center(X))
+        Xn = torch.from_numpy(self._normalize(X))
+        codes = torch.from_numpy(np.searchsorted(self.classes_, y).astype(np.int64))
+        return TrainingData(
+            X_train=Xn[train],
+            y_train=codes[train],
+            X_val=Xn[val],
+            y_val=codes[val],
+            # resolved here so that a bad group fails before any training
+            channel_groups=resolve_channel_groups(self.channel_groups, self.channels_),
+        )
+
+    def _model_config(self, n_channels: int, n_steps: int) -> ModelConfig:
+        """The checked :class:`~medspt.model.ModelConfig` of windows ``(C, T)``."""
+        config = ModelConfig(
+            n_channels=n_channels,
+            n_steps=n_steps,
+            n_classes=len(self.classes_),
+            depth=int(self.depth),
+            d_model=int(self.d_model),
+            n_heads=int(self.n_heads),
+            patch_len=self.patch_len_,
+            dropout=float(self.dropout),
+            attn_dropout=None if self.attn_dropout is None else float(self.attn_dropout),
+            positional=self.positional,
+            pooling=self.pooling,
+            attention=self.attention,
+            attention_options=self.attention_options,
+            instance_norm=self.normalize == "instance",
+            window_stats=bool(self.window_stats),
+        )
+        config.validate()
+        return config
+
+    def _fit_member(
+        self, config: ModelConfig, seed: int, data: TrainingData
+    ) -> tuple[SPTTransformer, dict, dict]:
+        """Train one model with ``seed``: pretrain (optionally), fine-tune, and recover
+        full attention at the end of the stage that ends hierarchical attention.
+
+        Returns the model (on CPU, in eval mode), its history and the epoch of each stage
+        whose weights were kept (``{"pretrain", "finetune", "recover"}``)."""
         torch.manual_seed(seed)
-        self.model_ = SPTTransformer(cfg)
-        train_kw = dict(
+        model = SPTTransformer(dataclasses.replace(config))  # its own copy: set_attention
+        history: dict[str, list[dict]] = {"pretrain": [], "finetune": [], "recover": []}
+        best = {"pretrain": 0, "finetune": 0, "recover": 0}
+        n_train = len(data.X_train)
+        ends_hierarchical = self._recovery_stage()
+        if self._pretrains():
+            epochs = self._stage_epochs(self.pretrain_epochs, n_train)
+            history["pretrain"], best["pretrain"] = self._pretrain(model, data, seed, epochs)
+            if ends_hierarchical == "pretrain":
+                if self.recover_epochs:
+                    history["recover"], best["recover"] = self._recover(model, data, seed)
+                model.set_attention("full")  # fine-tuning uses full attention
+        epochs = self._stage_epochs(self.epochs, n_train)
+        desc = "finetune" if self.pretrain else "scratch"
+        history["finetune"], best["finetune"] = self._finetune(model, data, seed, epochs, desc)
+        if ends_hierarchical == "finetune" and self.recover_epochs:
+            history["recover"], best["recover"] = self._recover(model, data, seed)
+        return model.to("cpu").eval(), history, best
+
+    def _pretrains(self) -> bool:
+        """Whether fit pretrains (``pretrain=True`` and ``pretrain_epochs > 0``)."""
+        return bool(self.pretrain and self.pretrain_epochs > 0)
+
+    def _recovery_stage(self) -> str | None:
+        """The stage that ends hierarchical attention, followed by ``recover_epochs`` of
+        full attention: ``"pretrain"`` (``hierarchical_stages="pretrain"`` with
+        pretraining), ``"finetune"``, or None when attention is full throughout."""
+        if self.attention == "full":
+            return None
+        if self.hierarchical_stages == "pretrain" and self._pretrains():
+            return "pretrain"
+        return "finetune"
+
+    def _stage_epochs(self, epochs: int, n_train: int) -> int:
+        """``epochs``, raised until a stage on ``n_train`` windows makes at least
+        ``min_steps`` optimizer steps."""
+        steps_per_epoch = -(-n_train // self.batch_size_)
+        return max(int(epochs), -(-int(self.min_steps) // steps_per_epoch))
+
+    def _train_config(self, seed: int, epochs: int) -> TrainConfig:
+        """The optimisation settings of one stage."""
+        return TrainConfig(
+            epochs=epochs,
             batch_size=self.batch_size_,
             lr=float(self.lr),
             weight_decay=float(self.weight_decay),
             warmup=float(self.warmup),
             grad_clip=self.grad_clip,
             patience=self.patience,
-            device=str(dev),
+            device=str(resolve_device(self.device)),
             seed=seed,
             verbose=bool(self.verbose),
             no_decay_norms=bool(self.no_decay_norms),
             encoder_lr_scale=float(self.encoder_lr_scale) if self.pretrain else 1.0,
         )
-        self.history_ = {"pretrain": [], "finetune": [], "recover": []}
-        self.best_epoch_ = {"pretrain": 0, "finetune": 0, "recover": 0}
-        # Two-stage schedule: the stage that ends hierarchical attention finishes with
-        # `recover_epochs` of full attention on the same weights.
-        pretraining = bool(self.pretrain and self.pretrain_epochs > 0)
-        hier_only_pretrain = self.hierarchical_stages == "pretrain" and pretraining
-        recover = int(self.recover_epochs) if self.attention != "full" else 0
 
-        steps_per_epoch = -(-len(tr) // self.batch_size_)
+    def _pretrain(
+        self, model: SPTTransformer, data: TrainingData, seed: int, epochs: int
+    ) -> tuple[list[dict], int]:
+        """Train ``model`` for up to ``epochs`` epochs to reconstruct masked values of the
+        training windows (:func:`medspt.training.pretrain`; early stopping on the
+        validation windows). Returns the history and the epoch whose weights were kept."""
+        return pretrain(
+            model,
+            data.X_train,
+            X_val=data.X_val,
+            masking=self.masking,
+            mask_ratio=float(self.mask_ratio),
+            mean_span=float(self.mean_span),
+            token_len=self.patch_len_ if self.mask_unit == "token" else None,
+            channel_groups=data.channel_groups,
+            config=self._train_config(seed, epochs),
+        )
 
-        def floored(epochs: int) -> int:
-            """``epochs``, raised until the stage makes at least ``min_steps`` steps."""
-            return max(int(epochs), -(-int(self.min_steps) // steps_per_epoch))
+    def _finetune(
+        self, model: SPTTransformer, data: TrainingData, seed: int, epochs: int, desc: str
+    ) -> tuple[list[dict], int]:
+        """Train ``model`` for up to ``epochs`` epochs on the labels
+        (:func:`medspt.training.finetune`; early stopping on the validation subjects'
+        balanced accuracy); ``desc`` names the progress bar. Returns the history and the
+        epoch whose weights were kept."""
+        return finetune(
+            model,
+            data.X_train,
+            data.y_train,
+            X_val=data.X_val,
+            y_val=data.y_val,
+            class_weight=self._class_weights(data.y_train.numpy()),
+            linear_probe=bool(self.linear_probe and self.pretrain),
+            config=self._train_config(seed, epochs),
+            desc=desc,
+            augmentations=check_augment(self.augment),
+            label_smoothing=float(self.label_smoothing),
+        )
 
-        def run_pretrain(epochs: int):
-            return pretrain(
-                self.model_,
-                Xtr,
-                X_val=Xva,
-                masking=self.masking,
-                mask_ratio=float(self.mask_ratio),
-                mean_span=float(self.mean_span),
-                token_len=self.patch_len_ if self.mask_unit == "token" else None,
-                channel_groups=channel_groups,
-                config=TrainConfig(epochs=epochs, **train_kw),
-            )
-
-        weight = self._class_weights(y_enc[tr])
-
-        def run_finetune(epochs: int, desc: str):
-            return finetune(
-                self.model_,
-                Xtr,
-                ytr,
-                X_val=Xva,
-                y_val=yva,
-                class_weight=weight,
-                linear_probe=bool(self.linear_probe and self.pretrain),
-                config=TrainConfig(epochs=epochs, **train_kw),
-                desc=desc,
-                augmentations=check_augment(self.augment),
-                label_smoothing=float(self.label_smoothing),
-            )
-
-        if pretraining:
-            hist, best = run_pretrain(floored(self.pretrain_epochs))
-            self.history_["pretrain"], self.best_epoch_["pretrain"] = hist, best
-            if hier_only_pretrain:
-                if recover:
-                    self.model_.set_attention("full")
-                    hist, best = run_pretrain(recover)
-                    self.history_["recover"], self.best_epoch_["recover"] = hist, best
-                self.model_.set_attention("full")
-        hist, best = run_finetune(floored(self.epochs), "finetune" if self.pretrain else "scratch")
-        self.history_["finetune"], self.best_epoch_["finetune"] = hist, best
-        if recover and not hier_only_pretrain:
-            self.model_.set_attention("full")
-            hist, best = run_finetune(recover, "recover (full attention)")
-            self.history_["recover"], self.best_epoch_["recover"] = hist, best
+    def _recover(
+        self, model: SPTTransformer, data: TrainingData, seed: int
+    ) -> tuple[list[dict], int]:
+        """Switch ``model`` to full attention and train on for ``recover_epochs`` epochs,
+        same weights, in the stage that ended hierarchical attention (as in Lighthouse
+        Attention): masked reconstruction or fine-tuning. Returns that history and the
+        epoch whose weights were kept."""
+        model.set_attention("full")
+        epochs = int(self.recover_epochs)
+        if self._recovery_stage() == "pretrain":
+            return self._pretrain(model, data, seed, epochs)
+        return self._finetune(model, data, seed, epochs, "recover (full attention)")
 
     def _class_weights(self, y_enc: np.ndarray) -> torch.Tensor | None:
         if self.class_weight is None:
@@ -879,9 +912,8 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "model_")
         if _is_long_frame(self, X):
             return self._predict_frame(X).windows.filter(like="proba_").to_numpy()
-        X = self._prepare_X(X, reset=False)
-        windows, owner = self.fitted_windows(X)
-        Xn = torch.from_numpy(self._normalize(windows))
+        windows, owner = self.model_windows(X)
+        Xn = torch.from_numpy(windows)
         dev = resolve_device(self.device)
         total = 0.0
         members = getattr(self, "members_", None) or [self.model_]
@@ -897,9 +929,28 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         if owner is None:
             return proba
         # a case cut into several windows gets the mean of their probabilities
-        out = np.zeros((len(X), proba.shape[1]))
+        n_cases = int(owner.max()) + 1  # every case gives at least one window
+        out = np.zeros((n_cases, proba.shape[1]))
         np.add.at(out, owner, proba)
-        return out / np.bincount(owner, minlength=len(X))[:, None]
+        return out / np.bincount(owner, minlength=n_cases)[:, None]
+
+    def model_windows(self, X) -> tuple[np.ndarray, np.ndarray | None]:
+        """Cases ``X`` as the fitted model sees them: checked, padded or cut to
+        ``n_steps_`` steps (:meth:`fitted_windows`) and normalized.
+
+        Parameters
+        ----------
+        X : array-like of shape (N, C, T) or (N, T), or WindowSet
+
+        Returns
+        -------
+        windows : ndarray of shape (M, C, n_steps_), float32
+        owner : ndarray of shape (M,) or None
+            The case of ``X`` each window comes from; None when each case is one window.
+        """
+        check_is_fitted(self, "model_")
+        windows, owner = self.fitted_windows(self._prepare_X(X, reset=False))
+        return self._normalize(windows), owner
 
     def fitted_windows(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """Windows of the fitted length ``n_steps_`` for cases ``X (N, C, T)`` of any length.
@@ -1096,6 +1147,71 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
     def save(self, path) -> None:
         """Write the fitted model as JSON config + tensors (safetensors); see
         :func:`medspt.load`."""
-        from medspt.persistence import save_model
+        check_is_fitted(self, "model_")
+        members = getattr(self, "members_", None) or [self.model_]
+        write_model_file(path, self._file_metadata(), members)
 
-        save_model(self, path)
+    def _file_metadata(self) -> dict:
+        """What a model file says about this classifier besides its weights (JSON-able;
+        :func:`load` reads it back)."""
+        params = self.get_params()
+        if callable(params.get("masking")):
+            params["masking"] = f"<callable {getattr(params['masking'], '__name__', '?')}>"
+        summary = getattr(self, "data_summary_", None)
+        return {
+            "params": to_jsonable(params),
+            "classes": classes_to_json(np.asarray(self.classes_)),
+            "channels": list(self.channels_),
+            "n_steps": int(self.n_steps_),
+            "n_features_in": int(self.n_features_in_),
+            "mean": to_jsonable(self.mean_),
+            "std": to_jsonable(self.std_),
+            "frame_spec": self.frame_spec_.to_dict() if self.frame_spec_ is not None else None,
+            "history": to_jsonable(self.history_),
+            "best_epoch": to_jsonable(self.best_epoch_),
+            "min_length": int(getattr(self, "min_length_", self.n_steps_)),
+            "auto_params": to_jsonable(getattr(self, "auto_params_", {})),
+            "data_summary": to_jsonable(summary.to_dict()) if summary is not None else None,
+            # how the model was chosen and scored when it came from a refit (evaluate/study)
+            "evaluation": to_jsonable(getattr(self, "evaluation_", None)),
+        }
+
+
+def load(path: str | Path) -> SPTClassifier:
+    """Load a model saved with :meth:`SPTClassifier.save`.
+
+    Raises
+    ------
+    FileNotFoundError
+        No file at ``path``.
+    ModelFileError
+        The file is truncated or corrupt, is not a medspt model, or was written by a newer
+        medspt whose format this version cannot read.
+    """
+    meta, members = read_model_file(path)
+    params = dict(meta["params"])
+    if isinstance(params.get("masking"), str) and params["masking"].startswith("<callable"):
+        params["masking"] = "span"  # the callable itself is not stored; refit to reuse it
+    est = SPTClassifier(**params)
+    est.model_, est.members_ = members[0], members
+    est.attention_ = est.model_.config.attention
+    est.classes_ = classes_from_json(meta["classes"])
+    est.channels_ = list(meta["channels"])
+    est.n_steps_ = int(meta["n_steps"])
+    est.n_features_in_ = int(meta["n_features_in"])
+    est.mean_ = np.asarray(meta["mean"], dtype=np.float32)
+    est.std_ = np.asarray(meta["std"], dtype=np.float32)
+    fs = meta.get("frame_spec")
+    est.frame_spec_ = WindowSpec.from_dict(fs) if fs else None
+    est.history_ = meta.get("history", {})
+    est.best_epoch_ = meta.get("best_epoch", {})
+    # files written before these were kept: a window=None model may have seen any length
+    padded = est.frame_spec_ is not None and est.frame_spec_.window is None
+    est.min_length_ = int(meta.get("min_length", 1 if padded else est.n_steps_))
+    est.auto_params_ = dict(meta.get("auto_params") or {})
+    est.patch_len_ = int(est.model_.config.patch_len)
+    est.batch_size_ = est.auto_params_.get("batch_size", params.get("batch_size"))
+    summary = meta.get("data_summary")
+    est.data_summary_ = DataSummary.from_dict(summary) if summary else None
+    est.evaluation_ = meta.get("evaluation")
+    return est

@@ -18,14 +18,16 @@ attended values ``(B, H, N, Dh)``. ``"full"`` wraps ``scaled_dot_product_attenti
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 from medspt.errors import InputError
+from medspt.params import Rule, check, flag, integer, interval, one_of
 
 POSITIONAL = ("learned", "sinusoidal", "alibi", "none")
 HEAD_PREFIXES = ("head.", "stats_head.")  # parameter names of the classification head
@@ -67,40 +69,7 @@ class ModelConfig:
 
     def validate(self) -> None:
         """Raise :class:`InputError` naming the first bad setting."""
-
-        def need(ok: bool, msg: str) -> None:
-            if not ok:
-                raise InputError(msg)
-
-        for name in ("n_channels", "n_steps", "depth", "d_model", "n_heads", "patch_len"):
-            v = getattr(self, name)
-            need(
-                isinstance(v, int) and not isinstance(v, bool) and v >= 1,
-                f"{name} must be a positive integer, got {v!r}",
-            )
-        need(self.n_classes >= 1, f"n_classes must be at least 1, got {self.n_classes!r}")
-        need(
-            self.d_model % self.n_heads == 0,
-            f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})",
-        )
-        need(0.0 <= self.dropout < 1.0, f"dropout must lie in [0, 1), got {self.dropout!r}")
-        need(
-            self.attn_dropout is None or 0.0 <= self.attn_dropout < 1.0,
-            f"attn_dropout must lie in [0, 1) or be None, got {self.attn_dropout!r}",
-        )
-        need(
-            self.positional in POSITIONAL,
-            f"positional must be one of {POSITIONAL}, got {self.positional!r}",
-        )
-        need(self.pooling in POOLING, f"pooling must be one of {POOLING}, got {self.pooling!r}")
-        need(
-            self.attention in ATTENTION,
-            f"attention must be one of {tuple(ATTENTION)}, got {self.attention!r}",
-        )
-        need(
-            self.attention_options is None or isinstance(self.attention_options, dict),
-            f"attention_options must be a dict or None, got {self.attention_options!r}",
-        )
+        check_model_params(self.to_dict())
         make_attention(self)  # bad attention options fail here, named
 
     def to_dict(self) -> dict:
@@ -190,6 +159,41 @@ def make_attention(config: ModelConfig) -> nn.Module:
             f"attention={config.attention!r} with attention_options="
             f"{config.attention_options!r}: {e}"
         ) from None
+
+
+# --------------------------------------------------------------------------- parameters
+
+# One rule per setting of the model, used by ModelConfig and by SPTClassifier for the
+# parameters it passes on (medspt.params).
+MODEL_RULES: dict[str, Rule] = {
+    "n_channels": integer(1),
+    "n_steps": integer(1),
+    "n_classes": integer(1),
+    "depth": integer(1),
+    "d_model": integer(1),
+    "n_heads": integer(1),
+    "patch_len": integer(1),
+    "dropout": interval("[0, 1)"),
+    "attn_dropout": interval("[0, 1)", none=True),
+    "positional": one_of(POSITIONAL),
+    "pooling": one_of(POOLING),
+    "attention": one_of(lambda: tuple(ATTENTION)),  # the registry grows
+    "attention_options": Rule(lambda v: v is None or isinstance(v, dict), "be a dict or None"),
+    "mlp_ratio": integer(1),
+    "instance_norm": flag(),
+    "window_stats": flag(),
+}
+
+
+def check_model_params(values: Mapping[str, Any]) -> None:
+    """Check the model settings among ``values`` by :data:`MODEL_RULES`, then that
+    ``d_model`` splits evenly into ``n_heads`` heads; raise :class:`InputError` naming the
+    first bad one. Settings absent from ``values`` are not checked."""
+    check(values, MODEL_RULES)
+    if "d_model" in values and "n_heads" in values:
+        d_model, n_heads = values["d_model"], values["n_heads"]
+        if d_model % n_heads:
+            raise InputError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
 
 
 # --------------------------------------------------------------------------- blocks
@@ -289,8 +293,7 @@ class SPTTransformer(nn.Module):
     def set_attention(self, name: str) -> None:
         """Switch every block to attention ``name`` (e.g. ``"full"`` after hierarchical
         training); attention modules hold no weights, so the trained weights stay."""
-        if name not in ATTENTION:
-            raise InputError(f"attention must be one of {tuple(ATTENTION)}, got {name!r}")
+        check_model_params({"attention": name})
         self.config.attention = name
         for block in self.blocks:
             block.attn.attend = make_attention(self.config)

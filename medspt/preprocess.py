@@ -45,10 +45,14 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Literal
 
+import mne
 import numpy as np
 import pandas as pd
+from scipy.signal import resample_poly
 
+from medspt.channels import infer_channels, validate_channels
 from medspt.errors import InputError
+from medspt.sampling import check_fs, infer_fs
 
 __all__ = [
     "DEFAULTS",
@@ -81,18 +85,6 @@ _RESERVED = ("label",)
 
 
 # ----------------------------------------------------------------------------- checks
-
-
-def _check_fs(fs: float | None, name: str = "fs") -> float:
-    if fs is None:
-        raise InputError(f"{name} (sampling rate in Hz) is required")
-    try:
-        fs = float(fs)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a sampling rate in Hz, got {fs!r}") from None
-    if not math.isfinite(fs) or fs <= 0:
-        raise InputError(f"{name} must be a positive sampling rate in Hz, got {fs!r}")
-    return fs
 
 
 def _check_freq(value: float | None, name: str, fs: float) -> float | None:
@@ -156,8 +148,6 @@ def _check_choice(value, name: str, choices: Sequence[str]) -> None:
 @lru_cache(maxsize=256)
 def _fir_length(fs: float, l_freq: float | None, h_freq: float | None) -> int:
     """Length in samples of the FIR filter mne designs for these settings."""
-    import mne
-
     if l_freq is None and h_freq is None:
         return 0
     h = mne.filter.create_filter(None, fs, l_freq, h_freq, fir_design="firwin", verbose=_VERBOSE)
@@ -167,8 +157,6 @@ def _fir_length(fs: float, l_freq: float | None, h_freq: float | None) -> int:
 @lru_cache(maxsize=64)
 def _notch_fir_length(fs: float, freqs: tuple[float, ...]) -> int:
     """Length of mne's FIR notch (band-stop with its default widths, 1 Hz transition)."""
-    import mne
-
     tb2 = 0.5
     length = 0
     for f in freqs:
@@ -220,8 +208,6 @@ def _filter_2d(
     where: str,
 ) -> tuple[np.ndarray, bool]:
     """Filter ``x`` (C, n) float64; returns (filtered, fell_back_to_iir)."""
-    import mne
-
     n = x.shape[-1]
     x, mask = _fill_nan(x)
     rows = np.ones(x.shape[0], bool) if mask is None else ~mask.all(axis=-1)
@@ -332,7 +318,7 @@ def filter_array(
         Filtered signal, same shape; float input keeps its dtype, integer input gives
         float64. NaN stays NaN (gaps are interpolated only while filtering).
     """
-    fs = _check_fs(fs)
+    fs = check_fs(fs)
     lf, hf = _check_band(fs, l_freq, h_freq)
     freqs = _check_notch(notch, fs)
     _check_choice(method, "method", ("fir", "iir"))
@@ -370,8 +356,6 @@ def _keys(df: pd.DataFrame, by: str | Sequence[str] | None) -> list[str]:
 def _channels(
     df: pd.DataFrame, channels: Sequence[str] | None, keys: list[str], time: str | None
 ) -> list[str]:
-    from medspt.data import _validate_channels, infer_channels
-
     if channels is None:
         channels = infer_channels(df, keys + [time] + list(_RESERVED))
     elif isinstance(channels, str):
@@ -382,7 +366,7 @@ def _channels(
     for c in channels:
         if c in keys or c == time:
             raise InputError(f"column {c!r} cannot be both a channel and a key/time column")
-    _validate_channels(df, channels)
+    validate_channels(df, channels)
     return channels
 
 
@@ -418,9 +402,7 @@ def _frame_fs(df: pd.DataFrame, time: str | None, keys: list[str]) -> float:
     """Sampling rate inferred from the time column, per recording."""
     if time is None:
         raise InputError("fs is required (no time column to infer it from)")
-    from medspt.data import _infer_fs
-
-    return _infer_fs(df, time, keys) if keys else _infer_fs(df.assign(_k=0), time, ["_k"])
+    return infer_fs(df, time, keys) if keys else infer_fs(df.assign(_k=0), time, ["_k"])
 
 
 def filter_frame(
@@ -474,7 +456,7 @@ def filter_frame(
     chans = _channels(df, channels, keys, time)
     if fs is None:
         fs = _frame_fs(df, time, keys)
-    fs = _check_fs(fs)
+    fs = check_fs(fs)
     lf, hf = _check_band(fs, l_freq, h_freq)
     freqs = _check_notch(notch, fs)
     _check_choice(method, "method", ("fir", "iir"))
@@ -527,8 +509,6 @@ def _nan_after_resample(mask: np.ndarray, n_new: int, r: float) -> np.ndarray:
 
 def _resample_2d(x: np.ndarray, fs: float, new_fs: float) -> np.ndarray:
     """Anti-aliased polyphase resampling of (C, n) float64 along the last axis."""
-    from scipy.signal import resample_poly
-
     up, down = _ratio(fs, new_fs)
     if up == down:
         return x.copy()
@@ -554,8 +534,8 @@ def resample_array(x: np.ndarray, fs: float, new_fs: float, *, axis: int = -1) -
 
     Returns a float array (float input keeps its dtype, integer input gives float64).
     """
-    fs = _check_fs(fs)
-    new_fs = _check_fs(new_fs, "new_fs")
+    fs = check_fs(fs)
+    new_fs = check_fs(new_fs, "new_fs")
     arr = np.asarray(x)
     dtype = _out_dtype(arr.dtype)
     moved = np.moveaxis(arr.astype(np.float64), axis, -1)
@@ -603,8 +583,8 @@ def resample_frame(
     chans = _channels(df, channels, keys, time)
     if fs is None:
         fs = _frame_fs(df, time, keys)
-    fs = _check_fs(fs)
-    new_fs = _check_fs(new_fs, "new_fs")
+    fs = check_fs(fs)
+    new_fs = check_fs(new_fs, "new_fs")
     values = df[chans].to_numpy(dtype=np.float64)
     others = [c for c in df.columns if c not in chans and c != time]
     tvals = df[time].to_numpy(dtype=float) if time is not None else None
@@ -684,7 +664,7 @@ def emg_envelope(
         Envelope, same shape; non-negative (tiny undershoots of the low-pass below zero
         are clipped to 0). NaN stays NaN.
     """
-    fs = _check_fs(fs)
+    fs = check_fs(fs)
     arr = np.asarray(x)
     dtype = _out_dtype(arr.dtype)
     moved = np.moveaxis(arr.astype(np.float64), axis, -1)

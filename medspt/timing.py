@@ -30,6 +30,7 @@ import pandas as pd
 from scipy.signal import butter, sosfiltfilt
 
 from medspt.errors import InputError
+from medspt.sampling import check_fs
 
 __all__ = ["TimingReport", "check_timing", "regularize"]
 
@@ -219,9 +220,7 @@ def regularize(
         Same columns, one row per grid point ``t0 + k / fs`` of every recording (t0 =
         its first time), recordings in their original order.
     """
-    from medspt.preprocess import _check_fs
-
-    fs = _check_fs(fs)
+    fs = check_fs(fs)
     max_gap = 3.0 / fs if max_gap is None else float(max_gap)
     if not max_gap > 0:
         raise InputError(f"max_gap must be a positive number of seconds, got {max_gap!r}")

@@ -1,6 +1,7 @@
-"""Training loops: masked-reconstruction pretraining, fine-tuning, training from scratch.
+"""Training loops: masked-reconstruction pretraining and fine-tuning (which, on a freshly
+initialized model, is training from scratch).
 
-All three share one loop (:func:`_fit_loop`): AdamW, linear warm-up then cosine decay per
+Both share one loop (:func:`_fit_loop`): AdamW, linear warm-up then cosine decay per
 step, gradient clipping, early stopping on a validation set with the best weights
 restored, seeded shuffling, and a progress bar that ``verbose=False`` silences.
 """
@@ -21,9 +22,9 @@ from tqdm.auto import tqdm
 
 from medspt.augment import augment, mixup
 from medspt.masking import make_mask
-from medspt.model import HEAD_PREFIXES, ModelConfig, SPTTransformer
+from medspt.model import HEAD_PREFIXES, SPTTransformer
 
-__all__ = ["TrainConfig", "pretrain", "finetune", "scratch", "masked_mse", "resolve_device"]
+__all__ = ["TrainConfig", "pretrain", "finetune", "masked_mse", "resolve_device"]
 
 
 @dataclass
@@ -331,21 +332,3 @@ def finetune(
         if linear_probe:
             for p in model.parameters():
                 p.requires_grad_(True)
-
-
-def scratch(
-    config: ModelConfig,
-    X: torch.Tensor,
-    y: torch.Tensor,
-    *,
-    seed: int = 0,
-    **kwargs,
-) -> tuple[SPTTransformer, list[dict], int]:
-    """Build a freshly initialized model (seeded) and train it on labels only.
-
-    Same architecture and fine-tuning budget as SPT, so the two compare fairly.
-    """
-    torch.manual_seed(seed)
-    model = SPTTransformer(config)
-    history, best = finetune(model, X, y, desc="scratch", **kwargs)
-    return model, history, best

@@ -96,7 +96,8 @@ def test_proximity_biased_positions_give_spearman_near_one():
     assert score.scores.shape == (2, 1, n, n)
     assert np.all(score.spearman > 0.99)
     assert np.all(score.slope < 0)
-    # and random positions carry no such bias
+    # and random positions carry no such bias (seeded: an unlucky draw can reach 0.3)
+    torch.manual_seed(0)
     rand = positional_score(SPTTransformer(cfg))
     assert np.all(np.abs(rand.spearman) < 0.3)
 

@@ -89,7 +89,7 @@ def test_register_attention_plugs_in():
     "kw, match",
     [
         ({"d_model": 30, "n_heads": 4}, "divisible by n_heads"),
-        ({"depth": 0}, "depth must be a positive integer"),
+        ({"depth": 0}, "depth must be an integer >= 1"),
         ({"positional": "rotary"}, "positional must be one of"),
         ({"attention": "sparse"}, "attention must be one of"),
         ({"dropout": 1.0}, "dropout must lie in"),

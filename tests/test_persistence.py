@@ -94,3 +94,56 @@ def test_integer_classes_keep_their_type(arrays, tmp_path):
     assert loaded.classes_.dtype.kind == "i" and list(loaded.predict(X[:3])) == list(
         clf.predict(X[:3])
     )
+
+
+def test_model_file_holds_metadata_and_members_without_the_estimator(tmp_path):
+    import torch
+
+    from medspt.model import ModelConfig, SPTTransformer
+    from medspt.model_file import FORMAT_VERSION, read_model_file, write_model_file
+
+    config = ModelConfig(n_channels=2, n_steps=16, n_classes=3, depth=1, d_model=8, n_heads=2)
+    members = []
+    for seed in (0, 1):
+        torch.manual_seed(seed)
+        members.append(SPTTransformer(ModelConfig(**config.to_dict())))
+    write_model_file(tmp_path / "m.safetensors", {"note": [1, 2]}, members)
+    meta, back = read_model_file(tmp_path / "m.safetensors")
+    assert meta["note"] == [1, 2] and meta["n_members"] == 2
+    assert meta["format_version"] == FORMAT_VERSION and meta["model_config"] == config.to_dict()
+    for a, b in zip(members, back):
+        assert not b.training
+        for (name, x), (_, z) in zip(a.state_dict().items(), b.state_dict().items()):
+            assert torch.equal(x, z), name
+
+
+def test_saving_and_loading_import_in_one_direction():
+    """persistence -> estimator -> model_file -> model -> params; no import inside a
+    function hides a way back."""
+    import ast
+    import importlib
+
+    from medspt import persistence
+
+    assert persistence.load is medspt.load
+    names = ["estimator", "persistence", "model_file", "model", "params", "training"]
+    imported = {}
+    for name in names:
+        tree = ast.parse(open(importlib.import_module(f"medspt.{name}").__file__).read())
+        imported[name] = {
+            node.module.removeprefix("medspt.")
+            for node in tree.body
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("medspt.")
+        }
+        local = [
+            sub
+            for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef)
+            for sub in ast.walk(node)
+            if isinstance(sub, (ast.Import, ast.ImportFrom))
+        ]
+        assert local == [], f"medspt.{name} imports inside a function"
+    assert "estimator" in imported["persistence"] and "model_file" in imported["estimator"]
+    for low, high in [("model_file", "estimator"), ("estimator", "persistence")]:
+        assert high not in imported[low]
+    assert not imported["params"] & set(names)

@@ -1,9 +1,6 @@
 """Evaluation protocols GPD-1, NE-1 (real data when present; small format-faithful copies
 otherwise) and the guarded CAM-1."""
 
-import sys
-import types
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,6 +8,7 @@ from conftest import real_dataset
 from test_datasets_gaitpd import demo_row, write_demographics, write_recording
 from test_datasets_noneeg import write_subject
 
+import medspt.datasets.protocols as protocols
 from medspt.data import WindowSet
 from medspt.datasets.protocols import Protocol, protocol
 from medspt.errors import InputError
@@ -126,10 +124,10 @@ def test_missing_dataset_gives_clear_error(monkeypatch, tmp_path):
         protocol("NE-1")
 
 
-def test_cam1_without_camargo_module(monkeypatch):
-    monkeypatch.setitem(sys.modules, "medspt.datasets.camargo", None)  # import fails
-    with pytest.raises(InputError, match=r"Camargo.*medspt\.datasets\.camargo\.load_camargo"):
-        protocol("CAM-1")
+def test_cam1_without_signal_files_names_the_layout(tmp_path):
+    (tmp_path / "AB06").mkdir()  # a subject folder, but no <date>/<mode>/<sensor> below it
+    with pytest.raises(InputError, match=r"no subject folders \(<subject>/<date>/<mode>"):
+        protocol("CAM-1", tmp_path)
 
 
 def test_cam1_with_a_camargo_loader(monkeypatch, tmp_path):
@@ -155,9 +153,7 @@ def test_cam1_with_a_camargo_loader(monkeypatch, tmp_path):
             )
         return pd.concat(rows, ignore_index=True)
 
-    fake = types.ModuleType("medspt.datasets.camargo")
-    fake.load_camargo = load_camargo
-    monkeypatch.setitem(sys.modules, "medspt.datasets.camargo", fake)
+    monkeypatch.setattr(protocols, "load_camargo", load_camargo)
     (tmp_path / "AB06").mkdir()
     p = protocol("CAM-1", tmp_path)
     ws = p.windows
@@ -237,8 +233,6 @@ def test_cam1_rejects_other_rates(monkeypatch, tmp_path):
             }
         )
 
-    fake = types.ModuleType("medspt.datasets.camargo")
-    fake.load_camargo = load_camargo
-    monkeypatch.setitem(sys.modules, "medspt.datasets.camargo", fake)
+    monkeypatch.setattr(protocols, "load_camargo", load_camargo)
     with pytest.raises(InputError, match="expects signals at 200 Hz"):
         protocol("CAM-1", tmp_path)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from medspt.errors import InputError
+
 ENV_VAR = "MEDSPT_DATA"
 _REPO = Path(__file__).resolve().parents[2]
 
@@ -35,8 +37,6 @@ def resolve_root(root, folder: str, is_data_file, hint: str) -> Path:
     ``is_data_file(name) -> bool`` recognizes the dataset's files; ``hint`` says which
     files the folder must hold (for the error message).
     """
-    from medspt.errors import InputError
-
     if root is None:
         found = find_dataset(folder)
         if found is None:

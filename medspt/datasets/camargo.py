@@ -39,6 +39,7 @@ transition     any label with a ``-`` (``stand-walk``, ``walk-rampascent``, ...)
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import warnings
@@ -601,6 +602,33 @@ def load_camargo(
         unknown label.
     """
     root = Path(root)
+    sensors, modes, fs = _check_load_args(root, sensors, modes, fs, emg, file_format)
+    dtype = np.dtype(dtype)
+    read_trial = functools.partial(
+        _trial_frame,
+        sensors=sensors,
+        fs=fs,
+        emg=emg,
+        emg_band=emg_band,
+        emg_lowpass=emg_lowpass,
+        columns=columns,
+        label_map=label_map,
+        keep_raw_label=keep_raw_label,
+        dtype=dtype,
+    )
+    parts: list[pd.DataFrame] = []
+    for sdir in _subject_folders(root, subjects):
+        parts += _load_subject(sdir, sensors, modes, file_format, read_trial, drop_transitions)
+    if not parts:
+        raise InputError(f"no trials found in {root} for modes={modes!r}")
+    df = pd.concat(parts, ignore_index=True, sort=False)
+    return _finish_frame(df, root, fs, sensors, dtype)
+
+
+def _check_load_args(
+    root: Path, sensors, modes, fs, emg: str, file_format: str
+) -> tuple[list[str], list[str] | None, float]:
+    """The arguments of :func:`load_camargo`, checked: (sensors, modes, fs)."""
     if not root.is_dir():
         raise InputError(f"Camargo dataset folder not found: {root}")
     sensors = _as_list(sensors, "sensors") or []
@@ -626,8 +654,11 @@ def load_camargo(
         raise InputError(f"fs must be a sampling rate in Hz, got {fs!r}") from None
     if not math.isfinite(fs) or fs <= 0:
         raise InputError(f"fs must be a positive sampling rate in Hz, got {fs!r}")
-    dtype = np.dtype(dtype)
+    return sensors, modes, fs
 
+
+def _subject_folders(root: Path, subjects) -> list[Path]:
+    """The folders of the subjects asked for (default: every one with a date folder)."""
     found = {p.name: p for p in _subject_dirs(root)}
     wanted = _as_list(subjects, "subjects")
     if wanted is None:
@@ -649,65 +680,75 @@ def load_camargo(
                 f"{root} looks like one subject's folder; pass the dataset folder above it "
                 f"and subjects=[{root.name!r}]"
             )
+    return subject_dirs
 
+
+def _mode_trials(mdir: Path, sensors: list[str], file_format: str):
+    """Yield ``(trial, {sensor: file})`` for every trial of a mode folder, the
+    ``conditions`` file included; a trial lacking a sensor's file is refused at its turn."""
     need = ["conditions"] + sensors
-    parts: list[pd.DataFrame] = []
-    for sdir in subject_dirs:
-        dates = _date_dirs(sdir)
-        if not dates:
-            raise InputError(f"{sdir}: no date folder (expected e.g. {sdir.name}/10_09_18)")
-        for ddir in dates:
-            mode_dirs = (
-                [ddir / m for m in modes]
-                if modes is not None
-                else [ddir / m for m in MODES if (ddir / m).is_dir()]
+    files_by_sensor: dict[str, dict[str, Path]] = {}
+    for s in need:
+        sfold = mdir / s
+        if not sfold.is_dir():
+            raise InputError(
+                f"missing sensor folder {sfold} (needed for sensors={sensors!r}; "
+                "conditions holds the labels)"
             )
-            for mdir in mode_dirs:
-                if not mdir.is_dir():
-                    raise InputError(f"missing mode folder {mdir}")
-                files_by_sensor: dict[str, dict[str, Path]] = {}
-                for s in need:
-                    sfold = mdir / s
-                    if not sfold.is_dir():
-                        raise InputError(
-                            f"missing sensor folder {sfold} (needed for sensors={sensors!r}; "
-                            "conditions holds the labels)"
-                        )
-                    files_by_sensor[s] = _trial_files(sfold, file_format)
-                trials = sorted(set().union(*files_by_sensor.values()))
-                for trial in trials:
-                    have = {s: f[trial] for s, f in files_by_sensor.items() if trial in f}
-                    lacking = [s for s in need if s not in have]
-                    if lacking:
-                        present = next(iter(have.values()))
-                        raise InputError(
-                            f"trial {trial!r} has {present} but no file in "
-                            f"{[str(mdir / s) for s in lacking]!r} "
-                            f"(expected {mdir / lacking[0] / (trial + present.suffix)})"
-                        )
-                    frame = _trial_frame(
-                        have,
-                        sensors,
-                        fs,
-                        emg,
-                        emg_band,
-                        emg_lowpass,
-                        columns,
-                        label_map,
-                        keep_raw_label,
-                        dtype,
-                    )
-                    rec = f"{mdir.name}/{trial}"
-                    if len(dates) > 1:
-                        rec = f"{ddir.name}/{rec}"
-                    frame.insert(0, "recording", rec)
-                    frame.insert(0, "subject", sdir.name)
-                    if drop_transitions:
-                        frame = _drop_transitions(frame)
-                    parts.append(frame)
-    if not parts:
-        raise InputError(f"no trials found in {root} for modes={modes!r}")
-    df = pd.concat(parts, ignore_index=True, sort=False)
+        files_by_sensor[s] = _trial_files(sfold, file_format)
+    for trial in sorted(set().union(*files_by_sensor.values())):
+        have = {s: f[trial] for s, f in files_by_sensor.items() if trial in f}
+        lacking = [s for s in need if s not in have]
+        if lacking:
+            present = next(iter(have.values()))
+            raise InputError(
+                f"trial {trial!r} has {present} but no file in "
+                f"{[str(mdir / s) for s in lacking]!r} "
+                f"(expected {mdir / lacking[0] / (trial + present.suffix)})"
+            )
+        yield trial, have
+
+
+def _load_subject(
+    sdir: Path,
+    sensors: list[str],
+    modes: list[str] | None,
+    file_format: str,
+    read_trial,
+    drop_transitions: bool,
+) -> list[pd.DataFrame]:
+    """One frame per trial of a subject (``read_trial(files)`` reads one), with its
+    ``subject`` and ``recording`` columns."""
+    dates = _date_dirs(sdir)
+    if not dates:
+        raise InputError(f"{sdir}: no date folder (expected e.g. {sdir.name}/10_09_18)")
+    parts = []
+    for ddir in dates:
+        mode_dirs = (
+            [ddir / m for m in modes]
+            if modes is not None
+            else [ddir / m for m in MODES if (ddir / m).is_dir()]
+        )
+        for mdir in mode_dirs:
+            if not mdir.is_dir():
+                raise InputError(f"missing mode folder {mdir}")
+            for trial, files in _mode_trials(mdir, sensors, file_format):
+                frame = read_trial(files)
+                rec = f"{mdir.name}/{trial}"
+                if len(dates) > 1:
+                    rec = f"{ddir.name}/{rec}"
+                frame.insert(0, "recording", rec)
+                frame.insert(0, "subject", sdir.name)
+                if drop_transitions:
+                    frame = _drop_transitions(frame)
+                parts.append(frame)
+    return parts
+
+
+def _finish_frame(
+    df: pd.DataFrame, root: Path, fs: float, sensors: list[str], dtype: np.dtype
+) -> pd.DataFrame:
+    """Channel dtypes made uniform, and ``df.attrs`` (rate, sensors, subject table)."""
     chan_cols = [c for c in df.columns if c not in ("subject", "recording", "time", "label")]
     chan_cols = [c for c in chan_cols if c != "raw_label"]
     for c in chan_cols:  # channels missing from some trials came back as float64 NaN
@@ -721,7 +762,7 @@ def load_camargo(
         try:
             table = load_camargo_subjects(info)
         except InputError as e:
-            warnings.warn(f"subject table not attached: {e}", UserWarning, stacklevel=2)
+            warnings.warn(f"subject table not attached: {e}", UserWarning, stacklevel=3)
         else:
             table = table[table["Subject"].isin(df["subject"].unique())]
             df.attrs["subjects"] = _table_to_attrs(table)

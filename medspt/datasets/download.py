@@ -36,6 +36,7 @@ from urllib.parse import quote
 
 from tqdm.auto import tqdm
 
+from medspt._version import __version__
 from medspt.datasets import _paths
 from medspt.datasets.registry import DatasetInfo, get_info
 from medspt.errors import InputError
@@ -210,10 +211,6 @@ def default_root() -> Path:
 
 
 def _user_agent() -> str:
-    try:
-        from medspt._version import __version__
-    except ImportError:  # pragma: no cover
-        __version__ = "0"
     return f"medspt/{__version__} (python urllib)"
 
 

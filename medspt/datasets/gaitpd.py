@@ -247,7 +247,7 @@ def _diagnose(path: Path) -> str | None:
     return None
 
 
-def _read_recording(path: Path) -> np.ndarray:
+def read_recording(path: Path) -> np.ndarray:
     """The (n, 19) float64 table of one recording file, or an InputError naming it."""
     try:
         frame = pd.read_csv(
@@ -300,7 +300,7 @@ def _select_subjects(files: pd.DataFrame, subjects, demo: pd.DataFrame | None) -
     return files[files["subject"].isin(wanted)]
 
 
-def _plan(root, walks, label: str, subjects):
+def plan_walks(root, walks, label: str, subjects):
     """Validate the arguments and pick the files: ``(root, files, labels, demo, walks)``
     with ``files`` sorted by file name and ``labels`` the label of each subject."""
     if label not in LABELS:
@@ -408,10 +408,10 @@ def load_gaitpd(
         an empty folder or no matching files, an unknown walk or subject, a file name
         that disagrees with the demographics group.
     """
-    root, files, subj_label, demo_by_id, walk_ids = _plan(root, walks, label, subjects)
+    root, files, subj_label, demo_by_id, walk_ids = plan_walks(root, walks, label, subjects)
     blocks, times, lengths = [], [], []
     for path in files["path"]:
-        arr = _read_recording(path)
+        arr = read_recording(path)
         times.append(arr[:, 0].copy())  # a view would keep the whole float64 table
         blocks.append(arr[:, 1:].astype(dtype))
         lengths.append(len(arr))

@@ -11,7 +11,11 @@ GPD-1 (Parkinson's disease vs control, gaitpdb walk 01)
     200 samples (10 s) at starts 0, 100, 200, … while start + 200 <= length; classes
     ``["control", "PD"]`` (PD = 1); 5-fold ``StratifiedGroupKFold(shuffle=True,
     random_state=0)`` by subject over the windows ordered by file name, then time.
-    Expected: 3,481 windows of (18, 200), control 1,465, PD 2,016.
+    Expected: 3,481 windows of (18, 200), control 1,465, PD 2,016. The windows are cut
+    by the same steps as :func:`~medspt.data.make_windows` uses
+    (:func:`~medspt.windowing.window_starts`, :func:`~medspt.windowing.cut_windows`),
+    called directly on the block means: make_windows would resample with an
+    anti-aliasing filter, not average blocks.
 
 NE-1 (4 stress states, noneeg AccTempEDA)
     ``ax, ay, az, temp, EDA`` at 8 Hz; windows of 240 samples (30 s) on the grid 0, 120,
@@ -24,6 +28,8 @@ NE-1 (4 stress states, noneeg AccTempEDA)
 CAM-1 (locomotion modes, Camargo et al. 2021)
     Needs the Camargo signals through ``medspt.datasets.camargo.load_camargo``: windows
     of 1 s with stride 0.25 s at 200 Hz, transitions dropped, ``GroupKFold(5)`` by subject.
+
+NE-1 and CAM-1 cut their windows with :func:`~medspt.data.make_windows`.
 
 ``windows.meta`` keeps ``subject``, ``recording``, ``start``/``stop`` (sample indices on
 the protocol's time base) and ``start_time``; position in a recording can leak the label
@@ -43,7 +49,15 @@ import pandas as pd
 from sklearn.model_selection import GroupKFold, StratifiedGroupKFold
 
 from medspt.data import WindowSet, make_windows
+from medspt.datasets._paths import resolve_root
+from medspt.datasets.camargo import load_camargo
+from medspt.datasets.gaitpd import CHANNELS as GAITPD_CHANNELS
+from medspt.datasets.gaitpd import plan_walks, read_recording
+from medspt.datasets.noneeg import CLASSES as NONEEG_CLASSES
+from medspt.datasets.noneeg import SIGNALS as NONEEG_SIGNALS
+from medspt.datasets.noneeg import load_noneeg
 from medspt.errors import InputError
+from medspt.windowing import cut_windows, window_meta, window_starts
 
 __all__ = ["Protocol", "PROTOCOLS", "protocol"]
 
@@ -70,8 +84,6 @@ class Protocol:
 
 def _dataset_root(folder: str, root, marker: str) -> Path:
     """``root`` (the dataset folder or a folder holding ``<folder>/``), or the local copy."""
-    from medspt.datasets._paths import resolve_root
-
     return resolve_root(root, folder, lambda name: fnmatch.fnmatch(name, marker), marker)
 
 
@@ -92,32 +104,22 @@ def _block_average(values: np.ndarray, block: int) -> np.ndarray:
 
 
 def _gpd1(root) -> Protocol:
-    from medspt.datasets.gaitpd import CHANNELS, _plan, _read_recording
-
     path = _dataset_root("gaitpdb", root, "*_01.txt")
     # The loader's file selection and checks, without building the 100 Hz long frame.
-    _, files, labels, _, _ = _plan(path, ("01",), "group", None)
+    _, files, labels, _, _ = plan_walks(path, ("01",), "group", None)
     code = {c: i for i, c in enumerate(GPD1_CLASSES)}
     Xs, ys, metas = [], [], []
     for fpath, subj, walk in zip(files["path"], files["subject"], files["walk"]):
-        blocks = _block_average(_read_recording(fpath)[:, 1:], GPD1_BLOCK)  # (n, 18) at 20 Hz
-        starts = np.arange(0, len(blocks) - GPD1_WINDOW + 1, GPD1_STRIDE)
+        blocks = _block_average(read_recording(fpath)[:, 1:], GPD1_BLOCK)  # (n, 18) at 20 Hz
+        # make_windows' own cutting step, on the block means (its resampling would not
+        # reproduce the protocol's block averaging)
+        starts = window_starts(len(blocks), GPD1_WINDOW, GPD1_STRIDE)
         if len(starts) == 0:
             continue
-        win = np.lib.stride_tricks.sliding_window_view(blocks, GPD1_WINDOW, axis=0)[starts]
-        Xs.append(np.ascontiguousarray(win))  # (n_w, 18, 200)
+        X, starts = cut_windows(blocks, starts, GPD1_WINDOW)  # (n_w, 18, 200)
+        Xs.append(X)
         ys.append(np.full(len(starts), code[labels[subj]], dtype=np.int64))
-        metas.append(
-            pd.DataFrame(
-                {
-                    "subject": subj,
-                    "recording": walk,
-                    "start": starts,
-                    "stop": starts + GPD1_WINDOW,
-                    "start_time": starts / GPD1_FS,
-                }
-            )
-        )
+        metas.append(window_meta(subj, walk, starts, GPD1_WINDOW, starts / GPD1_FS))
     if not Xs:
         raise InputError(f"no gaitpdb recording in {str(path)!r} is long enough for GPD-1")
     meta = pd.concat(metas, ignore_index=True)
@@ -126,7 +128,7 @@ def _gpd1(root) -> Protocol:
         y=np.concatenate(ys),
         classes=np.asarray(GPD1_CLASSES),
         groups=meta["subject"].to_numpy(dtype=object),
-        channels=list(CHANNELS),
+        channels=list(GAITPD_CHANNELS),
         fs=GPD1_FS,
         meta=meta,
     )
@@ -158,8 +160,6 @@ _UNLABELLED = "__unlabelled__"
 
 
 def _ne1(root) -> Protocol:
-    from medspt.datasets.noneeg import CLASSES, SIGNALS, load_noneeg
-
     path = _dataset_root("noneeg", root, "Subject*_AccTempEDA.hea")
     df = load_noneeg(path, signals=("AccTempEDA",), unlabelled="keep")
     df.attrs = {}
@@ -170,12 +170,12 @@ def _ne1(root) -> Protocol:
         df,
         window=NE1_WINDOW,
         stride=NE1_STRIDE,
-        channels=SIGNALS["AccTempEDA"],
-        classes=[*CLASSES, _UNLABELLED],
+        channels=NONEEG_SIGNALS["AccTempEDA"],
+        classes=[*NONEEG_CLASSES, _UNLABELLED],
     )
     del df
-    ws = ws.subset(np.flatnonzero(ws.y != len(CLASSES)))
-    ws.classes = np.asarray(CLASSES)
+    ws = ws.subset(np.flatnonzero(ws.y != len(NONEEG_CLASSES)))
+    ws.classes = np.asarray(NONEEG_CLASSES)
     subjects = sorted(np.unique(ws.groups), key=lambda s: int(re.sub(r"\D", "", s)))
     index = {s: i for i, s in enumerate(subjects)}
     fold_of = np.array([index[s] % 5 for s in ws.groups])
@@ -206,14 +206,6 @@ _DROP = "__transition__"
 
 
 def _cam1(root) -> Protocol:
-    try:
-        from medspt.datasets.camargo import load_camargo
-    except ImportError as e:
-        raise InputError(
-            "CAM-1 needs the Camargo et al. 2021 signals (IMU, goniometer, EMG with "
-            "locomotion-mode labels); they are read by medspt.datasets.camargo.load_camargo, "
-            f"which cannot be imported here ({e})"
-        ) from None
     path = _dataset_root("camargo2021", root, "AB*")
     df = load_camargo(path)
     df.attrs = {}

@@ -5,11 +5,15 @@
 """
 
 from medspt.study.dashboard import refresh_note, serve
+from medspt.study.data import load_study_data
+from medspt.study.grid import Cell, grid_cells
+from medspt.study.refit import refit_study
 from medspt.study.report import capacity_table, results_frame, write_report
-from medspt.study.runner import Cell, grid_cells, load_study_data, run_study, run_worker
+from medspt.study.runner import run_study, run_worker
 from medspt.study.storage import make_storage
 
 __all__ = [
+    "refit_study",
     "Cell",
     "capacity_table",
     "grid_cells",

@@ -1,4 +1,8 @@
-"""``medspt study run | worker | dashboard | report | refit``."""
+"""``medspt study run | worker | dashboard | report | refit``.
+
+The sub-commands import the study's modules (and optuna, pandas) when they run, not when
+the parser is built, so that ``medspt --help`` does not wait for them.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import warnings
 from pathlib import Path
 
 from medspt.cli_args import add_data_args, add_grid_args, add_model_args, data_kwargs, model_params
+from medspt.errors import InputError
 from medspt.masking import STRATEGIES
 
 DEFAULT_STORAGE = "sqlite:///medspt.db"
@@ -71,7 +76,6 @@ def cmd_dashboard(a) -> int:
 def cmd_report(a) -> int:
     import pandas as pd
 
-    from medspt.errors import InputError
     from medspt.study.report import write_report
 
     _quiet_optuna(False)
@@ -116,7 +120,6 @@ def _load(storage: str, name: str):
     """A study by name, or an error listing the studies the storage holds."""
     import optuna
 
-    from medspt.errors import InputError
     from medspt.study.storage import make_storage
 
     st = make_storage(storage, heartbeat=None)
@@ -137,7 +140,13 @@ def add_study_parser(subparsers) -> argparse.ArgumentParser:
         "subject-wise folds, stored in an Optuna study (resumable; many workers).",
     )
     sub = p.add_subparsers(dest="study_command", required=True, metavar="COMMAND")
+    for add in (_add_run, _add_worker, _add_dashboard, _add_report, _add_refit):
+        add(sub)
+    return p
 
+
+def _add_run(sub) -> None:
+    """``study run``: create or resume a study and run its cells."""
     q = sub.add_parser(
         "run",
         help="create (or resume) a study and run its cells",
@@ -160,11 +169,7 @@ def add_study_parser(subparsers) -> argparse.ArgumentParser:
         "(default: none, give --protocol or --data)",
     )
     add_data_args(q, data=False)
-    q.add_argument(
-        "--storage",
-        default=DEFAULT_STORAGE,
-        help=f"Optuna storage URL (default: {DEFAULT_STORAGE})",
-    )
+    q.add_argument("--storage", default=DEFAULT_STORAGE, help=_STORAGE_HELP)
     q.add_argument(
         "--study", default=None, help="study name (default: medspt-<protocol or file stem>)"
     )
@@ -179,6 +184,14 @@ def add_study_parser(subparsers) -> argparse.ArgumentParser:
         action="store_true",
         help="skip the attention distance / locality of each fold's model (default: measured)",
     )
+    _add_run_schedule(q)
+    add_model_args(q, grid=True, given_only=True)
+    q.add_argument("--quiet", action="store_true", help="no progress bar (default: shown)")
+    q.set_defaults(func=cmd_run)
+
+
+def _add_run_schedule(q: argparse.ArgumentParser) -> None:
+    """``study run``'s folds, tuning, trials and metric."""
     q.add_argument(
         "--cv", type=int, default=5, help="subject-wise folds, data files only (default: 5)"
     )
@@ -199,10 +212,10 @@ def add_study_parser(subparsers) -> argparse.ArgumentParser:
         default="balanced_accuracy",
         help="the trial value: mean over folds of this metric (default: balanced_accuracy)",
     )
-    add_model_args(q, grid=True, given_only=True)
-    q.add_argument("--quiet", action="store_true", help="no progress bar (default: shown)")
-    q.set_defaults(func=cmd_run)
 
+
+def _add_worker(sub) -> None:
+    """``study worker``: join an existing study."""
     q = sub.add_parser(
         "worker",
         help="join an existing study as one more worker",
@@ -214,24 +227,22 @@ def add_study_parser(subparsers) -> argparse.ArgumentParser:
     q.add_argument("--quiet", action="store_true", help="no progress bar (default: shown)")
     q.set_defaults(func=cmd_worker)
 
+
+def _add_dashboard(sub) -> None:
+    """``study dashboard``: serve optuna-dashboard for a storage."""
     q = sub.add_parser("dashboard", help="serve optuna-dashboard for a storage on 127.0.0.1")
-    q.add_argument(
-        "--storage",
-        default=DEFAULT_STORAGE,
-        help=f"Optuna storage URL (default: {DEFAULT_STORAGE})",
-    )
+    q.add_argument("--storage", default=DEFAULT_STORAGE, help=_STORAGE_HELP)
     q.add_argument("--host", default="127.0.0.1", help="address to serve on (default: 127.0.0.1)")
     q.add_argument(
         "--port", type=int, default=8080, help="port; 0 picks a free one (default: 8080)"
     )
     q.set_defaults(func=cmd_dashboard)
 
+
+def _add_report(sub) -> None:
+    """``study report``: tables and figures of a study."""
     q = sub.add_parser("report", help="Markdown/CSV table and figures of a study")
-    q.add_argument(
-        "--storage",
-        default=DEFAULT_STORAGE,
-        help=f"Optuna storage URL (default: {DEFAULT_STORAGE})",
-    )
+    q.add_argument("--storage", default=DEFAULT_STORAGE, help=_STORAGE_HELP)
     q.add_argument("--study", required=True, help="study name (required)")
     q.add_argument("--out", default="medspt-report", help="output folder (default: medspt-report)")
     q.add_argument(
@@ -246,6 +257,9 @@ def add_study_parser(subparsers) -> argparse.ArgumentParser:
     )
     q.set_defaults(func=cmd_report)
 
+
+def _add_refit(sub) -> None:
+    """``study refit``: fit the configuration chosen on validation subjects."""
     q = sub.add_parser(
         "refit",
         help="fit the study's best configuration on all subjects and save it",
@@ -268,4 +282,3 @@ def add_study_parser(subparsers) -> argparse.ArgumentParser:
     )
     q.add_argument("--quiet", action="store_true", help="no progress bars (default: shown)")
     q.set_defaults(func=cmd_refit)
-    return p

@@ -5,9 +5,12 @@ from __future__ import annotations
 import socket
 
 import optuna
+import plotly.graph_objects as go
 
-from medspt.api import markdown_table
 from medspt.errors import InputError
+from medspt.study.note import capacity_note
+from medspt.study.report import capacity_table, results_frame
+from medspt.study.storage import make_storage
 
 __all__ = ["refresh_note", "serve", "free_port"]
 
@@ -15,10 +18,7 @@ __all__ = ["refresh_note", "serve", "free_port"]
 def refresh_note(study: optuna.Study) -> None:
     """Write the current capacity table as the study's note and its figures as plotly
     graphs, both shown by optuna-dashboard (called after every completed trial)."""
-    import optuna_dashboard
-    import plotly.graph_objects as go
-
-    from medspt.study.report import capacity_table, results_frame
+    import optuna_dashboard  # takes seconds to import: only when a note is written
 
     attrs = study.user_attrs.get("medspt", {})
     metric = attrs.get("metric", "balanced_accuracy")
@@ -26,21 +26,7 @@ def refresh_note(study: optuna.Study) -> None:
     if results.empty:
         return
     table = capacity_table(results, metric)
-    n_cells = len(results.groupby(["depth", "config", "seed"]))
-    from medspt.study.runner import _cells
-
-    total = len(_cells(attrs)) if attrs.get("grid") else n_cells
-    note = (
-        f"## Capacity vs pretraining — {n_cells} of {total} cells done\n\n"
-        f"{metric} on held-out subjects (mean ± std over folds × seeds); gain = paired "
-        "difference to scratch at the same depth; seeds averaged, then tested over "
-        "subjects (sign-flip permutation, 95 % bootstrap CI) or over folds where no "
-        "predictions were kept; Holm across the table.\n\n"
-        + markdown_table(table, metric)
-        + "\nFull report: `medspt study report --storage URL --study "
-        + f"{study.study_name} --out DIR`\n"
-    )
-    optuna_dashboard.save_note(study, note)
+    optuna_dashboard.save_note(study, capacity_note(study.study_name, attrs, results, table))
 
     acc = go.Figure()
     for config, g in table.groupby("config", sort=False):
@@ -75,9 +61,7 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 def serve(storage: str, host: str = "127.0.0.1", port: int | None = 8080) -> None:
     """Start optuna-dashboard on ``host:port`` for a storage URL (blocks until stopped)."""
-    import optuna_dashboard
-
-    from medspt.study.storage import make_storage
+    import optuna_dashboard  # takes seconds to import: only when the dashboard is served
 
     if port is None or port == 0:
         port = free_port(host)

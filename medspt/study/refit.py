@@ -5,11 +5,11 @@ from __future__ import annotations
 import optuna
 import pandas as pd
 
-from medspt.api import choose_configuration, refit_best
 from medspt.errors import InputError
 from medspt.estimator import SPTClassifier
+from medspt.selection import choose_configuration, refit_best
+from medspt.study.data import load_study_data
 from medspt.study.report import results_frame
-from medspt.study.runner import load_study_data
 
 __all__ = ["refit_study"]
 
@@ -33,7 +33,7 @@ def refit_study(
     """Fit the configuration of ``study`` with the best validation score on all subjects.
 
     The choice uses only the validation subjects held out inside each fold's training
-    part (:func:`medspt.api.choose_configuration`); the study's data are loaded as its
+    part (:func:`medspt.selection.choose_configuration`); the study's data are loaded as its
     workers load them. The model's ``evaluation_`` (saved in its file) records the
     choice, every candidate's validation score, the chosen configuration's
     cross-validated score, the nested estimate and the chance levels.

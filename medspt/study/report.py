@@ -10,19 +10,16 @@ import optuna
 import pandas as pd
 from optuna.trial import TrialState
 
-from medspt.api import (
-    TABLE_NOTE,
-    Results,
-    comparison_table,
-    markdown_comparisons,
-    markdown_table,
-    summarize,
-)
+from medspt.comparisons import comparison_table, summarize
 from medspt.errors import InputError
+from medspt.markdown_tables import TABLE_NOTE, markdown_comparisons, markdown_table
 from medspt.plots import plot_accuracy_vs_depth, plot_gain_vs_depth
+from medspt.probes import probe_markdown
 from medspt.report_text import column_notes, config_notes, settings_table
 from medspt.result_files import per_class_markdown, write_oof_files
+from medspt.results import Results
 from medspt.study import oof
+from medspt.study.data import load_study_data
 
 __all__ = ["results_frame", "capacity_table", "write_report"]
 
@@ -91,9 +88,6 @@ def capacity_table(results: pd.DataFrame, metric: str = "balanced_accuracy") -> 
 def _probe_section(attrs: dict) -> str:
     """Confound probes on the study's own windows and folds (when another process can
     load them: a protocol, a data file or the demo)."""
-    from medspt.probes import probe_markdown
-    from medspt.study.runner import load_study_data
-
     try:
         ws, folds = load_study_data(attrs["data"])
     except (InputError, KeyError, OSError) as e:

@@ -27,331 +27,44 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import os
-import socket
-import threading
-import time
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import optuna
-from optuna.storages._heartbeat import is_heartbeat_enabled
 from optuna.trial import TrialState
 from tqdm.auto import tqdm
 
 from medspt._version import __version__
-from medspt.api import DATA_DEFAULTS, check_params, config_params, fit_fold, windows_from
+from medspt.api import check_params, fit_fold
 from medspt.core.jsonable import to_jsonable
-from medspt.core.splits import check_folds, subject_folds
-from medspt.core.tables import read_table
-from medspt.data import WindowSet, WindowSpec
+from medspt.data import WindowSet
+from medspt.diagnostics import attention_profile, positional_score
 from medspt.errors import InputError
 from medspt.masking import STRATEGIES
 from medspt.study import oof
+from medspt.study.dashboard import refresh_note
+from medspt.study.data import data_spec, load_study_data
+from medspt.study.grid import Cell, CellGridSampler, search_space, study_cells
 from medspt.study.storage import claim_lock, create_or_load, make_storage
+from medspt.study.trials import (
+    WORKER,
+    completed_cells,
+    duplicate_of,
+    next_cell,
+    reap_dead_trials,
+    start_heartbeat,
+)
 
-__all__ = ["Cell", "grid_cells", "run_study", "run_worker", "load_study_data"]
-
-WORKER = f"{socket.gethostname()}:{os.getpid()}"
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One point of the grid."""
-
-    depth: int
-    config: str  # "scratch" or "spt-<masking>"
-    seed: int
-
-    @property
-    def params(self) -> dict:
-        return {"depth": self.depth, "config": self.config, "seed": self.seed}
-
-    @property
-    def key(self) -> str:
-        return f"depth{self.depth}-{self.config}-seed{self.seed}"
-
-    def estimator_params(self, shared: dict | None = None) -> dict:
-        """Estimator parameters of this cell on top of the study's ``shared`` ones."""
-        return config_params(self.config, self.depth, self.seed, shared)
+__all__ = ["run_study", "run_worker"]
 
 
-def grid_configs(
-    maskings: Sequence[str], scratch: bool, alibi: bool = False, scratch_long: bool = False
-) -> list[str]:
-    """Configuration names: ``scratch``, ``scratch-long`` (label-only for SPT's whole
-    budget of optimizer steps), ``scratch-alibi`` (label-only with ALiBi positions),
-    then ``spt-<masking>`` for each masking."""
-    return (
-        (["scratch"] if scratch else [])
-        + (["scratch-long"] if scratch_long else [])
-        + (["scratch-alibi"] if alibi else [])
-        + [f"spt-{m}" for m in maskings]
-    )
-
-
-def grid_cells(
-    depths: Sequence[int],
-    maskings: Sequence[str],
-    scratch: bool,
-    seeds: Sequence[int],
-    alibi: bool = False,
-    scratch_long: bool = False,
-) -> list[Cell]:
-    """Every cell, ordered by seed, then depth, then configuration: a study that stops
-    early (or is watched while it runs) has covered the whole grid once before it
-    repeats it with the next seed."""
-    configs = grid_configs(maskings, scratch, alibi, scratch_long)
-    return [Cell(int(d), c, int(s)) for s in seeds for d in depths for c in configs]
-
-
-def _search_space(attrs: dict) -> dict:
-    g = attrs["grid"]
-    configs = grid_configs(
-        g["maskings"], g["scratch"], g.get("alibi", False), g.get("scratch_long", False)
-    )
-    return {"depth": list(g["depths"]), "config": configs, "seed": list(g["seeds"])}
-
-
-class CellGridSampler(optuna.samplers.GridSampler):
-    """The grid of a study whose cells the worker loop enqueues one by one.
-
-    Enqueued cells are tagged with their grid id like sampled ones (optuna leaves them
-    untagged), and the study is never stopped by the sampler: the worker loop knows when
-    every cell is complete, including retries of failed ones.
-    """
-
-    def before_trial(self, study, trial) -> None:
-        fixed = trial.system_attrs.get("fixed_params")
-        if fixed and "grid_id" not in trial.system_attrs:
-            values = [fixed.get(name) for name in self._param_names]
-            for grid_id, grid in enumerate(self._all_grids):
-                if list(grid) == values:
-                    study._storage.set_trial_system_attr(
-                        trial._trial_id, "search_space", self._search_space
-                    )
-                    study._storage.set_trial_system_attr(trial._trial_id, "grid_id", grid_id)
-                    return
-        super().before_trial(study, trial)
-
-    def after_trial(self, study, trial, state, values) -> None:
-        pass  # the worker loop decides when the grid is done
-
-
-def _cells(attrs: dict) -> list[Cell]:
-    g = attrs["grid"]
-    return grid_cells(
-        g["depths"],
-        g["maskings"],
-        g["scratch"],
-        g["seeds"],
-        g.get("alibi", False),
-        g.get("scratch_long", False),
-    )
-
-
-# --------------------------------------------------------------------------- data
-
-
-# How a study's table is read and cut besides window and stride (fit_spt's data keywords).
-# A data spec stores the ones that differ from their defaults (window and stride always),
-# so a study started before an option existed resumes unchanged.
-DATA_OPTIONS = {k: v for k, v in DATA_DEFAULTS.items() if k not in ("window", "stride")}
-
-
-def _data_spec(data, protocol, cv, window, stride, options: dict | None = None) -> dict:
-    """How workers load the study's data; ``options`` are the data keywords
-    (``subject``, ``channels``, ...; see ``DATA_OPTIONS``)."""
-    options = dict(options or {})
-    unknown = sorted(set(options) - set(DATA_OPTIONS))
-    if unknown:
-        raise InputError(f"unknown data options {unknown}; known: {sorted(DATA_OPTIONS)}")
-    if options.get("channels") is not None:
-        options["channels"] = [str(c) for c in options["channels"]]
-    given = {k: v for k, v in options.items() if v != DATA_OPTIONS[k]}
-    if protocol is not None:
-        if data is not None and not isinstance(data, (str, Path)):
-            raise InputError("give either protocol=... or data=..., not both")
-        cut = {"window": window, "stride": stride} if window != "auto" or stride else {}
-        if given or cut:
-            shown = ", ".join(f"{k}={v!r}" for k, v in {**given, **cut}.items())
-            raise InputError(
-                f"{shown}: protocol={protocol!r} fixes its own columns, windows and folds; "
-                "leave these out, or give data=... (a file) instead of protocol=..."
-            )
-        return {
-            "kind": "protocol",
-            "name": str(protocol),
-            "root": None if data is None else str(data),
-        }
-    if data is None:
-        raise InputError("run_study needs data (a DataFrame, a file, 'demo') or protocol=...")
-    if isinstance(data, str) and data == "demo":
-        return {"kind": "demo", "cv": cv, "window": window, "stride": stride, **given}
-    if isinstance(data, (str, Path)):
-        path = Path(data).expanduser().resolve()
-        if not path.is_file():
-            raise InputError(f"data file {str(data)!r} does not exist")
-        return {
-            "kind": "file",
-            "path": str(path),
-            "cv": cv,
-            "window": window,
-            "stride": stride,
-            **given,
-        }
-    return {"kind": "memory", "cv": cv, "window": window, "stride": stride, **given}
-
-
-def load_study_data(
-    spec: dict, data=None, with_spec: bool = False
-) -> tuple[WindowSet, list] | tuple[WindowSet, list, WindowSpec | None]:
-    """Windows and subject-wise folds a study's data spec describes; ``with_spec``: also
-    how a DataFrame was cut (a :class:`~medspt.data.WindowSpec`, None for protocols), so
-    a model refitted on them predicts new recordings cut the same way."""
-    kind = spec["kind"]
-    if kind == "protocol":
-        from medspt.datasets.protocols import protocol
-
-        p = protocol(spec["name"], root=spec.get("root"))
-        return (p.windows, list(p.folds)) + ((None,) if with_spec else ())
-    if kind == "memory" and data is None:
-        raise InputError(
-            "this study's data was given in memory (a DataFrame) and cannot be loaded by "
-            "another worker; start studies that workers join with a data file, 'demo' or "
-            "a protocol name"
-        )
-    if kind == "demo":
-        from medspt.synthetic import make_demo_frame
-
-        data = make_demo_frame()
-    elif kind == "file":
-        data = read_table(spec["path"])
-    options = {k: spec.get(k, default) for k, default in DATA_OPTIONS.items()}
-    ws, cut = windows_from(
-        data, window=spec.get("window", "auto"), stride=spec.get("stride"), **options
-    )
-    if ws.y is None:
-        raise InputError("the study's data has no labels")
-    folds = subject_folds(ws.y, ws.groups, int(spec.get("cv", 5)))
-    return (ws, check_folds(folds, ws.groups, len(ws))) + ((cut,) if with_spec else ())
-
-
-# --------------------------------------------------------------------------- trials
-
-
-def _cell_of(t: optuna.trial.FrozenTrial) -> Cell | None:
-    p = t.params or t.system_attrs.get("fixed_params") or {}
-    try:
-        return Cell(int(p["depth"]), str(p["config"]), int(p["seed"]))
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def _alive(worker: str | None) -> bool:
-    """Whether the worker that owns a trial still runs (unknown hosts count as alive)."""
-    if not worker:
-        return True
-    host, _, pid = worker.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return True  # another machine: left to the storage's heartbeat
-    if int(pid) == os.getpid():
-        return True
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-HEARTBEAT_S = 60.0  # a running trial writes its "heartbeat" attribute this often
-STALE_AFTER_S = 600.0  # a trial of another machine with an older heartbeat is dead
-
-
-def _heartbeat(study: optuna.Study, trial_id: int) -> threading.Event:
-    """Write the time to the trial every HEARTBEAT_S seconds until the event is set.
-
-    Only for storages without Optuna's heartbeat (journal files): a worker on another
-    machine cannot be asked whether its process lives, so this lets any worker see that
-    a trial was abandoned."""
-    stop = threading.Event()
-    if is_heartbeat_enabled(study._storage):
-        return stop  # Optuna's own heartbeat covers it; no extra writes to the database
-
-    def beat():
-        while not stop.is_set():
-            try:
-                study._storage.set_trial_user_attr(trial_id, "heartbeat", time.time())
-            except Exception:  # a finished trial refuses attributes: stop quietly
-                return
-            stop.wait(HEARTBEAT_S)
-
-    threading.Thread(target=beat, daemon=True, name="medspt-heartbeat").start()
-    return stop
-
-
-def reap_dead_trials(study: optuna.Study, stale_after: float = STALE_AFTER_S) -> int:
-    """Mark RUNNING trials whose worker is gone as FAILED: on this machine, when its
-    process no longer exists; on another machine, when its heartbeat is older than
-    ``stale_after`` seconds."""
-    n = 0
-    now = time.time()
-    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-        worker = t.user_attrs.get("worker")
-        beat = t.user_attrs.get("heartbeat")
-        stale = isinstance(beat, (int, float)) and now - beat > stale_after
-        if worker and (not _alive(worker) or (stale and not _local(worker))):
-            why = "stopped" if not stale else f"sent no heartbeat for {now - beat:.0f} s"
-            try:
-                study._storage.set_trial_user_attr(
-                    t._trial_id, "error", f"worker {worker} {why} while running this trial"
-                )
-                study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
-            except optuna.exceptions.UpdateFinishedTrialError:
-                continue  # another worker reaped it first
-            n += 1
-    return n
-
-
-def _local(worker: str) -> bool:
-    return worker.rpartition(":")[0] == socket.gethostname()
-
-
-def _next_cell(study, cells: list[Cell], skip: set[Cell]) -> tuple[Cell | None, bool]:
-    """The first cell without a completed or live running trial; and whether a trial of
-    it already waits in the queue."""
-    done, busy, waiting = set(), set(), set()
-    for t in study.get_trials(deepcopy=False):
-        c = _cell_of(t)
-        if c is None:
-            continue
-        if t.state == TrialState.COMPLETE:
-            done.add(c)
-        elif t.state == TrialState.RUNNING:
-            busy.add(c)
-        elif t.state == TrialState.WAITING:
-            waiting.add(c)
-    for c in cells:
-        if c not in done and c not in busy and c not in skip:
-            return c, c in waiting
-    return None, False
-
-
-def _duplicate_of(study, trial: optuna.Trial, cell: Cell) -> int | None:
-    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING)):
-        if t.number == trial.number or _cell_of(t) != cell:
-            continue
-        if t.state == TrialState.COMPLETE or t.number < trial.number:
-            return t.number
-    return None
+# --------------------------------------------------------------------------- one cell
 
 
 def _curves(clf) -> dict:
+    """A fitted model's learning curves per stage, small enough for a trial attribute."""
     out = {}
     for stage, rows in clf.history_.items():
         if rows:
@@ -367,8 +80,6 @@ def _attention_stats(clf, X) -> dict:
     """Mean attention distance and locality ratio of a fold's model on (up to 256 of)
     its test windows, and the proximity statistics of its positional score; see
     :mod:`medspt.diagnostics`."""
-    from medspt.diagnostics import attention_profile, positional_score
-
     stats = attention_profile(clf, X, max_windows=256).overall()
     if clf.model_.config.positional != "none":
         score = positional_score(clf)
@@ -450,8 +161,13 @@ def _tune_cell(study, cell: Cell, ws, folds, attrs: dict) -> tuple[list[dict], l
     return rows, chosen
 
 
+# --------------------------------------------------------------------------- workers
+
+
 def _objective(study, ws, folds, attrs: dict, failed: set[Cell]):
-    space = _search_space(attrs)
+    """The trial function: run the trial's cell (tuned or not) unless another trial has
+    it, keep its fold rows, and record errors on the trial (and the cell in ``failed``)."""
+    space = search_space(attrs)
     metric = attrs["metric"]
 
     def objective(trial: optuna.Trial) -> float:
@@ -461,12 +177,12 @@ def _objective(study, ws, folds, attrs: dict, failed: set[Cell]):
             str(trial.suggest_categorical("config", space["config"])),
             int(trial.suggest_categorical("seed", space["seed"])),
         )
-        dup = _duplicate_of(study, trial, cell)
+        dup = duplicate_of(study, trial, cell)
         if dup is not None:
             trial.set_user_attr("duplicate_of", dup)
             raise optuna.TrialPruned(f"cell {cell.key} is already run by trial {dup}")
         trial.set_user_attr("started", dt.datetime.now().isoformat(timespec="seconds"))
-        beating = _heartbeat(study, trial._trial_id)
+        beating = start_heartbeat(study, trial._trial_id)
         try:
             if attrs.get("tune"):
                 rows, best = _tune_cell(study, cell, ws, folds, attrs)
@@ -492,21 +208,12 @@ def _objective(study, ws, folds, attrs: dict, failed: set[Cell]):
 
 
 def _work(study: optuna.Study, ws, folds, attrs: dict, max_trials, verbose: bool) -> None:
-    cells = _cells(attrs)
+    """Run cells of the study until its grid is complete (or ``max_trials`` ran): each
+    time, under the claim lock, reap trials of stopped workers, choose the next cell,
+    queue it unless queued, and take it."""
+    cells = study_cells(attrs)
     failed: set[Cell] = set()
     objective = _objective(study, ws, folds, attrs, failed)
-    from medspt.study.dashboard import refresh_note
-
-    def after(study_, trial):
-        if trial.state == TrialState.COMPLETE:
-            try:
-                refresh_note(study_)
-            except Exception as e:  # a note is a convenience; never stop the study for it
-                print(f"note not refreshed: {e}")
-
-    n_done = lambda: len(  # noqa: E731
-        {_cell_of(t) for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))}
-    )
     # Choosing, queueing and taking a cell happen under the claim lock, which the trial
     # releases as soon as it runs: no two workers take the same cell or waiting trial.
     lock, claim = claim_lock(study), contextlib.ExitStack()
@@ -515,7 +222,8 @@ def _work(study: optuna.Study, ws, folds, attrs: dict, max_trials, verbose: bool
         claim.close()  # this trial is RUNNING and ours: the next worker may choose
         return objective(trial)
 
-    bar = tqdm(total=len(cells), initial=n_done(), desc=study.study_name, disable=not verbose)
+    done = completed_cells(study)
+    bar = tqdm(total=len(cells), initial=done, desc=study.study_name, disable=not verbose)
     ran = 0
     while max_trials is None or ran < max_trials:
         with claim:
@@ -523,14 +231,14 @@ def _work(study: optuna.Study, ws, folds, attrs: dict, max_trials, verbose: bool
             reaped = reap_dead_trials(study)
             if reaped and verbose:
                 print(f"marked {reaped} trial(s) of stopped workers as failed; rerunning them")
-            cell, queued = _next_cell(study, cells, failed)
+            cell, queued = next_cell(study, cells, failed)
             if cell is None:
                 break
             if not queued:
                 study.enqueue_trial(cell.params)
-            study.optimize(claimed, n_trials=1, catch=(Exception,), callbacks=[after])
+            study.optimize(claimed, n_trials=1, catch=(Exception,), callbacks=[_after_trial])
         ran += 1
-        bar.n = n_done()
+        bar.n = completed_cells(study)
         bar.refresh()
     bar.close()
     if failed and verbose:
@@ -538,6 +246,15 @@ def _work(study: optuna.Study, ws, folds, attrs: dict, max_trials, verbose: bool
             f"{len(failed)} cell(s) failed: {sorted(c.key for c in failed)}; their errors are "
             "stored on the trials, and the next run retries them"
         )
+
+
+def _after_trial(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
+    """Refresh the dashboard's note after every completed trial."""
+    if trial.state == TrialState.COMPLETE:
+        try:
+            refresh_note(study)
+        except Exception as e:  # a note is a convenience; never stop the study for it
+            print(f"note not refreshed: {e}")
 
 
 # --------------------------------------------------------------------------- API
@@ -627,6 +344,42 @@ def run_study(
         Completed trials hold ``folds`` (per-fold metrics, epochs, wall time and learning
         curves) as user attributes; see :func:`medspt.study.results_frame`.
     """
+    params = _checked_params(params, depths, maskings, seeds, scratch, alibi)
+    options = dict(
+        label=label,
+        subject=subject,
+        recording=recording,
+        time=time,
+        channels=None if channels is None else list(channels),
+        fs=fs,
+        max_missing=max_missing,
+        drop_short=drop_short,
+    )
+    spec = data_spec(data, protocol, cv, window, stride, options)
+    ws, folds = load_study_data(spec, data if spec["kind"] == "memory" else None)
+    grid = _grid(depths, maskings, scratch, alibi, scratch_long, seeds)
+    attrs = _study_attrs(spec, grid, ws, folds, params, metric, tune, n_trials, diagnostics)
+    name = _default_name(spec, protocol) if study_name is None else study_name
+    sampler = CellGridSampler(search_space(attrs), seed=0)
+    study = create_or_load(make_storage(storage), name, sampler=sampler, attrs=attrs)
+    if verbose:
+        print(
+            f"study {name!r} in {storage}: {len(study_cells(attrs))} cells × {len(folds)} "
+            f"folds on {len(ws)} windows of {len(np.unique(ws.groups))} subjects"
+        )
+    _work(study, ws, folds, study.user_attrs["medspt"], None if tune else n_trials, verbose)
+    return study
+
+
+def _checked_params(
+    params: dict | None,
+    depths: Sequence[int],
+    maskings: Sequence[str],
+    seeds: Sequence[int],
+    scratch: bool,
+    alibi: bool,
+) -> dict:
+    """The shared estimator parameters, once the grid and they are known to make sense."""
     params = dict(params or {})
     check_params(params, run_study, grid=True, in_params=True)
     for bad in ("depth", "pretrain", "masking", "random_state", "positional"):
@@ -641,31 +394,37 @@ def run_study(
         raise InputError("seeds is empty")
     if not scratch and not alibi and not maskings:
         raise InputError("nothing to run: scratch=False and no maskings")
-    options = dict(
-        label=label,
-        subject=subject,
-        recording=recording,
-        time=time,
-        channels=None if channels is None else list(channels),
-        fs=fs,
-        max_missing=max_missing,
-        drop_short=drop_short,
-    )
-    spec = _data_spec(data, protocol, cv, window, stride, options)
-    ws, folds = load_study_data(spec, data if spec["kind"] == "memory" else None)
-    if study_name is None:
-        stem = protocol or (Path(spec["path"]).stem if spec["kind"] == "file" else spec["kind"])
-        study_name = f"medspt-{stem}"
-    attrs = {
+    return params
+
+
+def _grid(depths, maskings, scratch, alibi, scratch_long, seeds) -> dict:
+    """The grid as stored in the study (``scratch-long`` needs scratch and a masking)."""
+    return {
+        "depths": [int(d) for d in depths],
+        "maskings": list(maskings),
+        "scratch": bool(scratch),
+        "alibi": bool(alibi),
+        "scratch_long": bool(scratch_long and scratch and len(maskings) > 0),
+        "seeds": [int(s) for s in seeds],
+    }
+
+
+def _study_attrs(
+    spec: dict,
+    grid: dict,
+    ws: WindowSet,
+    folds: list,
+    params: dict,
+    metric: str,
+    tune: bool,
+    n_trials: int | None,
+    diagnostics: bool,
+) -> dict:
+    """The study's ``medspt`` user attribute: everything a joining worker, the report and
+    the refit need to redo or read the study."""
+    return {
         "data": spec,
-        "grid": {
-            "depths": [int(d) for d in depths],
-            "maskings": list(maskings),
-            "scratch": bool(scratch),
-            "alibi": bool(alibi),
-            "scratch_long": bool(scratch_long and scratch and len(maskings) > 0),
-            "seeds": [int(s) for s in seeds],
-        },
+        "grid": grid,
         "diagnostics": bool(diagnostics),
         "metric": metric,
         "params": to_jsonable(params),
@@ -676,16 +435,12 @@ def run_study(
         "medspt_version": __version__,
         "created": dt.datetime.now().isoformat(timespec="seconds"),
     }
-    st = make_storage(storage)
-    sampler = CellGridSampler(_search_space(attrs), seed=0)
-    study = create_or_load(st, study_name, sampler=sampler, attrs=attrs)
-    if verbose:
-        print(
-            f"study {study_name!r} in {storage}: {len(_cells(attrs))} cells × {len(folds)} "
-            f"folds on {len(ws)} windows of {len(np.unique(ws.groups))} subjects"
-        )
-    _work(study, ws, folds, study.user_attrs["medspt"], None if tune else n_trials, verbose)
-    return study
+
+
+def _default_name(spec: dict, protocol: str | None) -> str:
+    """``medspt-<protocol>``, ``medspt-<data file stem>``, ``medspt-demo`` or ``medspt-memory``."""
+    stem = protocol or (Path(spec["path"]).stem if spec["kind"] == "file" else spec["kind"])
+    return f"medspt-{stem}"
 
 
 def run_worker(storage: str, study_name: str, verbose: bool = True) -> optuna.Study:
@@ -702,7 +457,7 @@ def run_worker(storage: str, study_name: str, verbose: bool = True) -> optuna.St
     attrs = study.user_attrs.get("medspt")
     if attrs is None:
         raise InputError(f"study {study_name!r} was not created by medspt")
-    study.sampler = CellGridSampler(_search_space(attrs), seed=0)
+    study.sampler = CellGridSampler(search_space(attrs), seed=0)
     ws, folds = load_study_data(attrs["data"])
     _work(study, ws, folds, attrs, None, verbose)
     return study

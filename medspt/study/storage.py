@@ -46,6 +46,8 @@ def make_storage(url: str, heartbeat: float | None = 30.0) -> optuna.storages.Ba
     if not isinstance(url, str) or not url:
         raise InputError(f"storage must be a URL string such as 'sqlite:///medspt.db', got {url!r}")
     if is_journal(url):
+        # optuna.storages.journal exists from optuna 4.0 on: imported here, database
+        # storages keep working with optuna 3
         from optuna.storages.journal import JournalFileBackend, JournalStorage
 
         path = journal_path(url)

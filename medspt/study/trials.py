@@ -1,0 +1,152 @@
+"""Trials of a study as its workers see them: which cell a trial runs, whether its worker
+still lives, and which cell runs next.
+
+A worker is ``"<host>:<pid>"`` (:data:`WORKER`), stored on every trial it runs. On its
+own machine a worker asks the operating system whether another worker's process lives;
+for other machines it reads the ``heartbeat`` attribute that running trials write
+(:func:`start_heartbeat`), unless the storage has Optuna's own heartbeat.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+
+import optuna
+from optuna.storages._heartbeat import is_heartbeat_enabled
+from optuna.trial import TrialState
+
+from medspt.study.grid import Cell
+
+__all__ = [
+    "HEARTBEAT_S",
+    "STALE_AFTER_S",
+    "WORKER",
+    "cell_of",
+    "completed_cells",
+    "duplicate_of",
+    "next_cell",
+    "reap_dead_trials",
+    "start_heartbeat",
+    "worker_alive",
+]
+
+WORKER = f"{socket.gethostname()}:{os.getpid()}"
+
+HEARTBEAT_S = 60.0  # a running trial writes its "heartbeat" attribute this often
+STALE_AFTER_S = 600.0  # a trial of another machine with an older heartbeat is dead
+
+
+def cell_of(t: optuna.trial.FrozenTrial) -> Cell | None:
+    """The cell a trial runs (from its parameters, or those it was enqueued with)."""
+    p = t.params or t.system_attrs.get("fixed_params") or {}
+    try:
+        return Cell(int(p["depth"]), str(p["config"]), int(p["seed"]))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def worker_alive(worker: str | None) -> bool:
+    """Whether the worker that owns a trial still runs (unknown hosts count as alive)."""
+    if not worker:
+        return True
+    host, _, pid = worker.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return True  # another machine: left to the storage's heartbeat
+    if int(pid) == os.getpid():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _on_this_machine(worker: str) -> bool:
+    return worker.rpartition(":")[0] == socket.gethostname()
+
+
+def start_heartbeat(study: optuna.Study, trial_id: int) -> threading.Event:
+    """Write the time to the trial every HEARTBEAT_S seconds until the event is set.
+
+    Only for storages without Optuna's heartbeat (journal files): a worker on another
+    machine cannot be asked whether its process lives, so this lets any worker see that
+    a trial was abandoned."""
+    stop = threading.Event()
+    if is_heartbeat_enabled(study._storage):
+        return stop  # Optuna's own heartbeat covers it; no extra writes to the database
+
+    def beat():
+        while not stop.is_set():
+            try:
+                study._storage.set_trial_user_attr(trial_id, "heartbeat", time.time())
+            except Exception:  # a finished trial refuses attributes: stop quietly
+                return
+            stop.wait(HEARTBEAT_S)
+
+    threading.Thread(target=beat, daemon=True, name="medspt-heartbeat").start()
+    return stop
+
+
+def reap_dead_trials(study: optuna.Study, stale_after: float = STALE_AFTER_S) -> int:
+    """Mark RUNNING trials whose worker is gone as FAILED: on this machine, when its
+    process no longer exists; on another machine, when its heartbeat is older than
+    ``stale_after`` seconds."""
+    n = 0
+    now = time.time()
+    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        worker = t.user_attrs.get("worker")
+        beat = t.user_attrs.get("heartbeat")
+        stale = isinstance(beat, (int, float)) and now - beat > stale_after
+        if worker and (not worker_alive(worker) or (stale and not _on_this_machine(worker))):
+            why = "stopped" if not stale else f"sent no heartbeat for {now - beat:.0f} s"
+            try:
+                study._storage.set_trial_user_attr(
+                    t._trial_id, "error", f"worker {worker} {why} while running this trial"
+                )
+                study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
+            except optuna.exceptions.UpdateFinishedTrialError:
+                continue  # another worker reaped it first
+            n += 1
+    return n
+
+
+def next_cell(study: optuna.Study, cells: list[Cell], skip: set[Cell]) -> tuple[Cell | None, bool]:
+    """The first cell without a completed or live running trial; and whether a trial of
+    it already waits in the queue."""
+    done, busy, waiting = set(), set(), set()
+    for t in study.get_trials(deepcopy=False):
+        c = cell_of(t)
+        if c is None:
+            continue
+        if t.state == TrialState.COMPLETE:
+            done.add(c)
+        elif t.state == TrialState.RUNNING:
+            busy.add(c)
+        elif t.state == TrialState.WAITING:
+            waiting.add(c)
+    for c in cells:
+        if c not in done and c not in busy and c not in skip:
+            return c, c in waiting
+    return None, False
+
+
+def duplicate_of(study: optuna.Study, trial: optuna.Trial, cell: Cell) -> int | None:
+    """The number of a trial that completed ``cell``, or of a lower-numbered one running
+    it: ``trial`` then leaves the cell to that one."""
+    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING)):
+        if t.number == trial.number or cell_of(t) != cell:
+            continue
+        if t.state == TrialState.COMPLETE or t.number < trial.number:
+            return t.number
+    return None
+
+
+def completed_cells(study: optuna.Study) -> int:
+    """How many distinct cells have a completed trial."""
+    done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    return len({cell_of(t) for t in done})
