@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import io
+import os
+import subprocess
 import sys
 
 import pytest
@@ -108,7 +111,7 @@ def test_info_camargo(capsys):
         "10.17632/k9kvm5tn3f.2",
         "10.17632/jj3r5f9pnf.2",
         "<subject>/<date>/<mode>/<sensor>/<trial>.mat",
-        "medspt datasets check camargo DIR",
+        "medspt datasets check camargo [DIR]",
         "22",
         "200 Hz",
         "doi:10.1016/j.jbiomech.2021.110320",
@@ -243,3 +246,120 @@ def test_check_real_gaitpd_walk01_subset(capsys):
     rc, out, _ = run(capsys, "check", "gaitpd", str(folder), "--files", "GaCo*_01.txt")
     assert rc == 0, out
     assert "21 OK, 0 missing, 0 mismatched" in out  # 18 Ga controls + 3 metadata files
+
+
+# -------------------------------------------------------------------- check without DIR
+
+
+def test_check_without_folder_uses_medspt_data(copy, capsys, monkeypatch):
+    dest, files = copy
+    monkeypatch.setenv("MEDSPT_DATA", str(dest))
+    rc, out, err = run(capsys, "check", "gaitpd")
+    assert rc == 0, out + err
+    assert str(dest / "gaitpdb") in out
+    assert f"{len(files)} OK, 0 missing, 0 mismatched" in out
+    # the optional folder and --files combine
+    rc, out, _ = run(capsys, "check", "gaitpd", "--files", "GaCo*")
+    assert rc == 0 and "4 OK" in out
+
+
+def test_check_without_folder_when_medspt_data_lacks_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("MEDSPT_DATA", str(tmp_path))
+    rc, out, err = run(capsys, "check", "noneeg")
+    assert rc == 2 and out == ""
+    assert_one_line_error(err)
+    for fact in (str(tmp_path / "noneeg"), "MEDSPT_DATA", "DIR", "download noneeg"):
+        assert fact in err, fact
+
+
+def test_check_without_folder_or_medspt_data_is_one_line_error(capsys, monkeypatch):
+    from medspt.datasets import _paths
+
+    monkeypatch.delenv("MEDSPT_DATA", raising=False)
+    monkeypatch.setattr(_paths, "find_dataset", lambda folder: None)
+    for name in ("noneeg", "camargo"):
+        rc, out, err = run(capsys, "check", name)
+        assert rc == 2 and out == ""
+        assert_one_line_error(err)
+        assert "no folder given" in err and "DIR" in err and "MEDSPT_DATA" in err, err
+
+
+def test_no_datasets_command_requires_a_folder(capsys):
+    """list and info take none; download and check default to $MEDSPT_DATA."""
+    p = argparse.ArgumentParser(prog="medspt")
+    add_datasets_parser(p.add_subparsers(dest="command", required=True))
+    for argv in (["list"], ["info", "noneeg"], ["download", "noneeg"], ["check", "noneeg"]):
+        args = p.parse_args(["datasets", *argv])  # no SystemExit: nothing else is required
+        assert getattr(args, "dest", None) is None and getattr(args, "dir", None) is None
+    rc, out, _ = run(capsys, "info", "noneeg")
+    assert rc == 0 and "medspt datasets check noneeg [DIR/noneeg]" in " ".join(out.split())
+
+
+def test_check_real_noneeg_copy_without_folder(capsys, monkeypatch):
+    folder = real_dataset("noneeg")
+    monkeypatch.setenv("MEDSPT_DATA", str(folder.parent))
+    rc, out, _ = run(capsys, "check", "noneeg")
+    assert rc == 0, out
+    assert f"{folder}: 103 OK, 0 missing, 0 mismatched" in out
+
+
+# ------------------------------------------------------------------- a closed output pipe
+
+CLI = [sys.executable, "-m", "medspt.cli"]
+
+
+def _run_into_closed_pipe(argv: list[str], lines: int) -> tuple[int, str]:
+    """Run ``python -m medspt.cli ARGV`` with stdout into a real pipe whose reader takes
+    ``lines`` lines and closes it (``| head -1`` for 1; 0: closed before the command
+    writes anything, so its first write meets the closed pipe). Returns the exit code and
+    stderr."""
+    read_fd, write_fd = os.pipe()
+    if lines == 0:
+        os.close(read_fd)
+    proc = subprocess.Popen(CLI + argv, stdout=write_fd, stderr=subprocess.PIPE, text=True)
+    os.close(write_fd)
+    if lines:
+        with os.fdopen(read_fd, "rb", buffering=0) as reader:
+            got = b""
+            while got.count(b"\n") < lines:  # byte by byte: leave the rest in the pipe
+                byte = reader.read(1)
+                if not byte:
+                    break
+                got += byte
+        assert got, f"no output from {argv}"
+    _, err = proc.communicate(timeout=120)
+    return proc.returncode, err
+
+
+@pytest.mark.parametrize("lines", [1, 0])
+@pytest.mark.parametrize(
+    "argv",
+    [["datasets", "info", "gaitpd"], ["datasets", "list"], ["fit", "--help"]],
+    ids=" ".join,
+)
+def test_closed_pipe_ends_quietly(argv, lines):
+    rc, err = _run_into_closed_pipe(argv, lines)
+    assert "Traceback" not in err and "Broken pipe" not in err and "error" not in err, err
+    if lines == 0 and argv[-1] != "--help":  # argparse itself ignores a failed help write
+        assert rc == 1, err
+    else:  # the reader may have taken everything before it closed
+        assert rc in (0, 1), err
+
+
+def test_closed_pipe_in_a_datasets_command_is_not_an_error(capsys, monkeypatch):
+    """The datasets handlers report OSError as one-line errors, but not a closed pipe."""
+    from medspt.cli import main
+
+    class ClosedPipe:
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self) -> None:
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def fileno(self) -> int:
+            raise io.UnsupportedOperation("fileno")
+
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    assert main(["datasets", "info", "gaitpd"]) == 1
+    assert capsys.readouterr().err == ""

@@ -1,14 +1,20 @@
-"""``medspt datasets list | info NAME | download NAME | check NAME DIR``.
+"""``medspt datasets list | info NAME | download NAME | check NAME [DIR]``.
 
 :func:`add_datasets_parser` adds the ``datasets`` command to an argparse sub-parser set;
 every handler returns an exit code (0 OK, 1 a check found problems, 2 an error reported as
-one line on stderr) and never raises for user mistakes or network failures.
+one line on stderr) and never raises for user mistakes or network failures. A closed
+output pipe (``| head``) is left to :func:`medspt.cli.main`, which ends quietly.
+
+No command needs a folder argument: ``download`` and ``check`` default to the dataset's
+folder under ``$MEDSPT_DATA`` (without it, the repository's ``datasets/`` folder, where
+``download`` saves by default, or another local copy that ``info`` reports).
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -37,6 +43,8 @@ def _handles_errors(fn):
     def wrapper(args) -> int:
         try:
             return fn(args)
+        except BrokenPipeError:  # the reader of stdout has gone: not an error to report
+            raise
         except (InputError, DownloadError, OSError) as e:
             cmd = getattr(args, "datasets_command", None) or "datasets"
             print(f"medspt datasets {cmd}: error: {_one_line(e)}", file=sys.stderr)
@@ -115,8 +123,8 @@ def _how_to_get(info: DatasetInfo) -> list[str]:
             ),
             _field(
                 "verify",
-                f"medspt datasets check {info.name} DIR/{info.folder} checks a local copy "
-                f"against its {SUMS_NAME}.",
+                f"medspt datasets check {info.name} [DIR/{info.folder}] checks a local copy "
+                f"against its {SUMS_NAME} (default: the local copy above).",
             ),
         ]
     parts = ", ".join(info.get_from[1:])
@@ -130,8 +138,8 @@ def _how_to_get(info: DatasetInfo) -> list[str]:
         ),
         _field(
             "verify",
-            f"medspt datasets check {info.name} DIR validates a local copy (DIR is the "
-            f"{info.folder} folder or the root holding it).",
+            f"medspt datasets check {info.name} [DIR] validates a local copy (DIR is the "
+            f"{info.folder} folder or the root holding it; default: the local copy above).",
         ),
     ]
 
@@ -152,7 +160,11 @@ def cmd_info(args) -> int:
         _field("citation", info.citation),
         _field("page", info.url),
         _field("layout", f"<root>/{info.layout}"),
-        _field("<root>", f"${_paths.ENV_VAR} if set, else the repository's datasets/ folder"),
+        _field(
+            "<root>",
+            f"${_paths.ENV_VAR} if set, then shared/data beside a source checkout, then the "
+            "repository's datasets/ folder: the first that holds the dataset",
+        ),
         _field("local copy", str(local) if local else "not found"),
         *_how_to_get(info),
         _field("protocol", info.protocol),
@@ -227,10 +239,40 @@ def _check_camargo(root: Path) -> int:
     return 0
 
 
+def _default_folder(info: DatasetInfo) -> Path:
+    """The folder ``check`` verifies when none is given: ``$MEDSPT_DATA/<folder>`` when
+    the variable is set (where ``download`` saves), else the local copy ``info`` reports."""
+    env = os.environ.get(_paths.ENV_VAR)
+    how = (
+        f"pass the folder (medspt datasets check {info.name} DIR) or set "
+        f"{_paths.ENV_VAR} to the folder holding {info.folder}/"
+    )
+    if env:
+        folder = Path(env).expanduser() / info.folder
+        if not folder.is_dir():
+            raise InputError(
+                f"no folder given and {folder} (${_paths.ENV_VAR}/{info.folder}) does not "
+                f"exist; {how}"
+                + (
+                    f", or fetch it: medspt datasets download {info.name}"
+                    if info.downloadable
+                    else ""
+                )
+            )
+        return folder
+    found = _paths.find_dataset(info.folder)
+    if found is None:
+        raise InputError(
+            f"no folder given, {_paths.ENV_VAR} is not set and no local copy of "
+            f"{info.folder}/ was found; {how}"
+        )
+    return found
+
+
 @_handles_errors
 def cmd_check(args) -> int:
     info = get_info(args.name)
-    root = Path(args.dir).expanduser()
+    root = _default_folder(info) if args.dir is None else Path(args.dir).expanduser()
     if not root.is_dir():
         raise InputError(f"{root} is not a folder")
     if not info.downloadable:
@@ -326,11 +368,19 @@ def add_datasets_parser(subparsers) -> argparse.ArgumentParser:
         help="verify a local copy (checksums; for camargo, the layout)",
         description="gaitpd/noneeg: compare the files in DIR with DIR/SHA256SUMS.txt "
         "(DIR may also be the data root holding gaitpdb/ or noneeg/). camargo: check the "
-        "<subject>/<date>/<mode>/<sensor>/<trial>.mat layout. Exit code 0 when OK, "
-        "1 when problems were found, 2 on errors.",
+        "<subject>/<date>/<mode>/<sensor>/<trial>.mat layout. Without DIR: the dataset's "
+        f"folder under ${_paths.ENV_VAR}. Exit code 0 when OK, 1 when problems were found, "
+        "2 on errors.",
     )
     q.add_argument("name", help=f"dataset ({names})")
-    q.add_argument("dir", help="the dataset folder")
+    q.add_argument(
+        "dir",
+        nargs="?",
+        default=None,
+        metavar="DIR",
+        help=f"the dataset folder (default: ${_paths.ENV_VAR}/<folder> if {_paths.ENV_VAR} "
+        "is set, else the local copy medspt datasets info NAME reports)",
+    )
     q.add_argument(
         "--files",
         action="append",
