@@ -42,7 +42,7 @@ PAGES = sorted(p.name for p in DOCS.glob("*.md"))
 RUN_LANGS = {"python": "python", "bash": "shell", "sh": "shell", "shell": "shell"}
 SHOWN_LANGS = {"text", "", "markdown", "md", "json", "toml", "yaml", "console"}
 MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*(?P<kind>[\w-]+)\s*(?P<arg>.*?)\s*-->\s*$")
-PAGE_TIMEOUT_S = 600
+PAGE_TIMEOUT_S = 1200  # a page uses about 250 s of CPU; room for a busy machine
 # seconds per page measured on a 2-core machine, to start the slowest pages first
 SLOW_FIRST = {
     "quickstart.md": 210,
