@@ -192,6 +192,16 @@ def _keys(predictions: pd.DataFrame) -> list[str]:
     return [k for k in ("config", "depth", "seed") if k in predictions.columns]
 
 
+def _fits(predictions: pd.DataFrame, keys: list[str]):
+    """``(key values, rows)`` of each fit (configuration, depth, seed); rows without a
+    depth (nested-best) kept."""
+    if not keys:
+        yield (), predictions
+        return
+    for key, g in predictions.groupby(keys, sort=False, dropna=False):
+        yield (key if isinstance(key, tuple) else (key,)), g
+
+
 def confusion_frame(predictions: pd.DataFrame, classes) -> pd.DataFrame:
     """Confusion matrices of window-level predictions, one per configuration, depth and
     seed, in long form: ``true``, ``predicted`` (class names) and ``count`` of windows
@@ -200,10 +210,7 @@ def confusion_frame(predictions: pd.DataFrame, classes) -> pd.DataFrame:
     classes = list(classes)
     labels = np.arange(len(classes))
     keys, rows = _keys(predictions), []
-    for key, g in (
-        predictions.groupby(keys, sort=False, dropna=False) if keys else [((), predictions)]
-    ):
-        key = key if isinstance(key, tuple) else (key,)
+    for key, g in _fits(predictions, keys):
         cm = confusion_matrix(g["y"], g["pred"], labels=labels)  # (K, K), rows = true
         for i, t in enumerate(classes):
             for j, p in enumerate(classes):
@@ -220,10 +227,7 @@ def class_report(predictions: pd.DataFrame, classes) -> pd.DataFrame:
     classes = list(classes)
     labels = np.arange(len(classes))
     keys, rows = _keys(predictions), []
-    for key, g in (
-        predictions.groupby(keys, sort=False, dropna=False) if keys else [((), predictions)]
-    ):
-        key = key if isinstance(key, tuple) else (key,)
+    for key, g in _fits(predictions, keys):
         p, r, f, s = precision_recall_fscore_support(
             g["y"], g["pred"], labels=labels, zero_division=0
         )
