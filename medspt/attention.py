@@ -35,6 +35,7 @@ __all__ = [
     "HierarchicalAttention",
     "IMPLEMENTATIONS",
     "Partition",
+    "accumulation_dtype",
     "select_partition",
     "token_scores",
 ]
@@ -76,10 +77,20 @@ def _check(levels: int, pool: int, topk: int, tile: int | None = None, impl: str
         raise ValueError(f"impl must be one of {IMPLEMENTATIONS}, got {impl!r}")
 
 
+def accumulation_dtype(dtype: torch.dtype) -> torch.dtype:
+    """float32 for half-precision tensors (bf16 / fp16 under autocast), else ``dtype``:
+    scores, counts and means are summed in it, and the index build always reads float32."""
+    return torch.promote_types(dtype, torch.float32)
+
+
 @torch.no_grad()
 def token_scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-    """Per-token, per-head importance ``‖q‖₂ + ‖k‖₂`` of shape ``(B, H, N)`` (no gradient)."""
-    return torch.linalg.vector_norm(q, dim=-1) + torch.linalg.vector_norm(k, dim=-1)
+    """Per-token, per-head importance ``‖q‖₂ + ‖k‖₂`` of shape ``(B, H, N)`` (no gradient),
+    in float32 or wider (see :func:`accumulation_dtype`)."""
+    acc = accumulation_dtype(q.dtype)
+    return torch.linalg.vector_norm(q, dim=-1, dtype=acc) + torch.linalg.vector_norm(
+        k, dim=-1, dtype=acc
+    )
 
 
 def _resolve_impl(impl: str, t: torch.Tensor) -> str:
@@ -260,13 +271,17 @@ class HierarchicalAttention(nn.Module):
         slot = part.slot[..., :N]  # (B, H, N); positions past N are padding
         dump = torch.where(slot >= 0, slot, S)  # padding goes to a discarded extra slot
         idx = dump[..., None].expand(B, H, N, Dh)
-        n_tok = torch.zeros(B, H, S + 1, dtype=q.dtype, device=q.device)
-        n_tok.scatter_add_(-1, dump, torch.ones_like(dump, dtype=q.dtype))
+        # counts and sums in float32 even under bf16 autocast: bf16 counts stop being exact
+        # at 256 and its sums lose the small tokens of an entry
+        acc = accumulation_dtype(q.dtype)
+        n_tok = torch.zeros(B, H, S + 1, dtype=acc, device=q.device)
+        n_tok.scatter_add_(-1, dump, torch.ones_like(dump, dtype=acc))
         denom = n_tok[..., :S, None].clamp_min(1.0)  # (B, H, S, 1)
 
         def entry_mean(t):  # (B, H, N, Dh) -> (B, H, S, Dh): mean of each entry's tokens
-            z = t.new_zeros(B, H, S + 1, Dh).scatter_add(2, idx, t)
-            return z[:, :, :S] / denom
+            z = torch.zeros(B, H, S + 1, Dh, dtype=acc, device=t.device)
+            z.scatter_add_(2, idx, t.to(acc))
+            return (z[:, :, :S] / denom).to(t.dtype)
 
         # unused slots are masked as keys; rows with nothing emitted attend to slot 0 to
         # stay finite (their output is discarded)
@@ -288,7 +303,7 @@ class HierarchicalAttention(nn.Module):
         p = torch.softmax(s.masked_fill(~keep[:, :, None, :], -math.inf), dim=-1)
         # append a zero row and column for padding, then expand entries to tokens
         p = F.pad(p, (0, 1, 0, 1))  # (B, H, S+1, S+1)
-        share = p / n_tok.clamp_min(1.0)[:, :, None, :]
+        share = (p / n_tok.clamp_min(1.0)[:, :, None, :]).to(p.dtype)
         rows = share.gather(2, dump[..., None].expand(B, H, N, S + 1))  # (B, H, N, S+1)
         return rows.gather(3, dump[:, :, None, :].expand(B, H, N, N))
 

@@ -328,6 +328,12 @@ _SWITCHES = {  # boolean parameters: (option for True, option for False, help)
         "give the classifier each window's per-channel mean and log-std (the levels "
         "instance normalization removes)",
     ),
+    "amp": (
+        "--amp",
+        "--no-amp",
+        "bf16 mixed precision on CUDA (forward passes under autocast, losses in float32); "
+        "ignored on CPU",
+    ),
 }
 # set per cell by the grid of evaluate / study run, which take lists instead
 GRID_SET = ("depth", "masking", "random_state", "pretrain")

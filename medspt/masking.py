@@ -5,7 +5,9 @@ A mask is a boolean tensor shaped like the batch ``(B, C, T)`` (batch, channels,
 
 All strategies are vectorized over the batch with torch (no Python loop over samples or time
 steps), are reproducible through an optional :class:`torch.Generator` and are created on the
-requested device.
+requested device. With the generator on that device (as the training loop keeps it), a mask
+is drawn without the host waiting for the device: nothing is read back, so a GPU training
+step does not stall on its mask.
 
 Strategies
 ----------
@@ -20,11 +22,13 @@ Strategies
     The ``"span"`` process drawn once per sample and shared by all channels, so the same time
     steps are hidden in every channel.
 
-A user callable ``strategy(shape, generator) -> tensor`` can be passed instead of a name.
+A user callable ``strategy(shape, generator) -> tensor`` can be passed instead of a name. In
+training the generator lives on the training device: draw with ``device=generator.device``.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Callable, Mapping, Sequence
@@ -153,7 +157,7 @@ def _check_user_mask(
                 "with values other than 0 and 1"
             )
         mask = mask != 0
-    return mask.to(device)
+    return _on(mask, device)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -161,17 +165,24 @@ def _check_user_mask(
 # ----------------------------------------------------------------------------------------------
 
 
+def _on(t: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """``t`` on ``device``; no call at all when it is there already (the training loop's
+    case), so that nothing in a step even looks like a copy."""
+    return t if t.device == device else t.to(device)
+
+
 def _uniform(
     size: tuple[int, ...], generator: torch.Generator | None, device: torch.device
 ) -> torch.Tensor:
     """Uniform [0, 1) samples on ``device``.
 
-    Drawn on the generator's device (torch refuses a CPU generator for CUDA sampling) and moved,
-    so a CPU generator also seeds masks made on an accelerator.
+    Drawn on the generator's device (torch refuses a CPU generator for CUDA sampling) and moved
+    if that is another device, so a CPU generator also seeds masks made on an accelerator; a
+    generator on ``device`` draws there, with no copy.
     """
     if generator is None:
         return torch.rand(size, device=device)
-    return torch.rand(size, generator=generator, device=generator.device).to(device)
+    return _on(torch.rand(size, generator=generator, device=generator.device), device)
 
 
 def _run_lengths(
@@ -192,6 +203,46 @@ def _run_lengths(
     return lengths.clamp_(1, max_len).long()
 
 
+# A row of runs that falls short of the window is left to chance below this probability.
+MISS_LOG_PROB = -40 * math.log(2)  # 2**-40, about 1e-12 per row
+
+
+def miss_log_bound(n_runs: int, length: int, p_end: tuple[float, float]) -> float:
+    """Chernoff bound on ``log P(n_runs alternating runs cover fewer than length steps)``.
+
+    Runs are geometric on {1, 2, ...} with end probabilities ``p_end`` (visible, hidden),
+    alternating from either state; the worse start is taken. For ``theta > 0``,
+    ``P(S <= length - 1) <= exp(theta (length - 1)) * E[exp(-theta S)]`` and
+    ``E[exp(-theta L)] = p e^-theta / (1 - (1 - p) e^-theta)``; the bound is minimized over
+    a grid of ``theta``.
+    """
+    if n_runs >= length:  # every run has length >= 1
+        return -math.inf
+    few, many = n_runs // 2, n_runs - n_runs // 2  # runs of the two states
+    best = 0.0
+    for i in range(80):
+        theta = 1e-5 * 1.25**i  # 1e-5 .. about 4.5
+        log_mgf = [math.log(p) - theta - math.log1p(-(1.0 - p) * math.exp(-theta)) for p in p_end]
+        worse = max(few * log_mgf[0] + many * log_mgf[1], many * log_mgf[0] + few * log_mgf[1])
+        best = min(best, theta * (length - 1) + worse)
+    return best
+
+
+@functools.lru_cache(maxsize=256)
+def runs_needed(length: int, p_end: tuple[float, float]) -> int:
+    """The fewest runs whose total falls short of ``length`` steps with probability at most
+    ``exp(MISS_LOG_PROB)`` (:func:`miss_log_bound`); never more than ``length``, which
+    always covers. Computed once per setting (a training run asks with the same values)."""
+    lo, hi = 1, length  # miss_log_bound(length, ...) = -inf
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if miss_log_bound(mid, length, p_end) <= MISS_LOG_PROB:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
 def _run_mask(
     n_rows: int,
     length: int,
@@ -208,13 +259,17 @@ def _run_mask(
     ratio with short spans) it is raised to 1 and the hidden mean to ``ratio / (1 - ratio)``
     instead, keeping the ratio exact at the cost of longer hidden runs.
 
+    A fixed number of runs is drawn per row, enough to cover the window with probability at
+    least ``1 - 2**-40`` (:func:`runs_needed`): the number of runs never depends on the
+    draws, so nothing is read back from the device. A row the runs fall short of keeps the
+    state that follows its last run up to the end of the window.
+
     Parameters
     ----------
     n_rows, length
         Output shape ``(n_rows, length)``.
     n_runs
-        Initial number of runs drawn per row (testing hook); more are drawn if they do not cover
-        ``length``.
+        Runs drawn per row (testing hook); default :func:`runs_needed`.
 
     Returns
     -------
@@ -231,26 +286,11 @@ def _run_mask(
     # Start state from the stationary distribution; since the geometric law is memoryless the
     # first (truncated) run is again geometric, so the chain is stationary from t = 0.
     start = _uniform((n_rows, 1), generator, device) < ratio  # (N, 1)
-
     if n_runs is None:
-        # Expected runs to cover the window plus a generous margin; never more than length + 1,
-        # which always suffices because every run has length >= 1.
-        expected = 2.0 * length / (mean_hidden + mean_visible)
-        n_runs = math.ceil(1.25 * expected + 4.0 * math.sqrt(expected) + 8)
-    n_runs = max(1, min(n_runs, length + 1))
-
-    def draw(first: int, count: int) -> torch.Tensor:
-        parity = (torch.arange(first, first + count, device=device) % 2).bool()  # (K,)
-        states = start ^ parity  # (N, K): runs alternate between visible and hidden
-        return _run_lengths(states, p_end, length, generator)
-
-    lengths = draw(0, n_runs)  # (N, K)
-    ends = lengths.cumsum(dim=1)  # (N, K) exclusive end of each run
-    # Top up (rare) until every row is covered; terminates since each run adds >= 1 step.
-    while bool((ends[:, -1] < length).any()):
-        k = ends.shape[1]
-        extra = draw(k, max(8, k // 2))
-        ends = torch.cat([ends, ends[:, -1:] + extra.cumsum(dim=1)], dim=1)
+        n_runs = runs_needed(length, p_end)
+    parity = (torch.arange(n_runs, device=device) % 2).bool()  # (K,)
+    states = start ^ parity  # (N, K): runs alternate between visible and hidden
+    ends = _run_lengths(states, p_end, length, generator).cumsum(dim=1)  # (N, K) run ends
 
     t = torch.arange(length, device=device).expand(n_rows, length).contiguous()  # (N, T)
     # Run index of each time step = number of run ends <= t.
@@ -278,32 +318,49 @@ def _block_mask(shape, ratio, mean_span, generator, device) -> torch.Tensor:
     return rows[:, None, :].expand(b, c, t).contiguous()  # same time steps in every channel
 
 
+@functools.lru_cache(maxsize=64)
+def _group_index(
+    groups: tuple[tuple[int, ...], ...], n_channels: int, device: torch.device
+) -> torch.Tensor:
+    """The group of each channel, ``(C,)`` long on ``device``; channels in no group form
+    singleton groups after the listed ones. Built once per setting (cached), by filling in
+    Python numbers: no host memory is copied to the device, which would wait for it."""
+    group_of = [-1] * n_channels
+    for g, idx in enumerate(groups):
+        for i in idx:
+            group_of[i] = g
+    loose = iter(range(len(groups), n_channels))
+    index = torch.empty(n_channels, dtype=torch.long, device=device)
+    for i, g in enumerate(group_of):
+        index[i] = g if g >= 0 else next(loose)
+    return index
+
+
 def _channel_mask(
     shape, ratio, groups, generator, device, at_least_one: bool = False
 ) -> torch.Tensor:
     b, c, t = shape
-    group_of = torch.full((c,), -1, dtype=torch.long)  # (C,) group id of each channel
-    for g, idx in enumerate(groups or []):
-        group_of[idx] = g
-    n_groups = len(groups or [])
-    # Channels not listed in any group form singleton groups.
-    loose = (group_of < 0).nonzero().flatten()
-    group_of[loose] = torch.arange(n_groups, n_groups + len(loose))
-    n_groups += len(loose)
-    group_of = group_of.to(device)
+    n_groups = c - sum(len(idx) for idx in groups or []) + len(groups or [])
+    group_of = None
+    if groups:
+        group_of = _group_index(tuple(map(tuple, groups)), c, device)  # (C,)
+
+    def one_of_each(pick: torch.Tensor) -> torch.Tensor:  # (B,) group -> (B, G) one-hot
+        return pick[:, None] == torch.arange(n_groups, device=device)
 
     hidden = _uniform((b, n_groups), generator, device) < ratio  # (B, G)
     # Keep something to reconstruct from: if all groups of a sample are hidden, reveal one.
     all_hidden = hidden.all(dim=1)  # (B,)
     pick = (_uniform((b,), generator, device) * n_groups).long().clamp_(max=n_groups - 1)  # (B,)
-    reveal = torch.nn.functional.one_hot(pick, n_groups).bool() & all_hidden[:, None]  # (B, G)
-    hidden &= ~reveal
+    hidden &= ~(one_of_each(pick) & all_hidden[:, None])
     if at_least_one and n_groups > 1:
         # a window that hides nothing teaches nothing: hide one random group instead
         none_hidden = ~hidden.any(dim=1)  # (B,)
         pick = (_uniform((b,), generator, device) * n_groups).long().clamp_(max=n_groups - 1)
-        hidden |= torch.nn.functional.one_hot(pick, n_groups).bool() & none_hidden[:, None]
-    return hidden[:, group_of][:, :, None].expand(b, c, t).contiguous()  # (B, C, T)
+        hidden |= one_of_each(pick) & none_hidden[:, None]
+    if group_of is not None:
+        hidden = hidden[:, group_of]  # (B, C)
+    return hidden[:, :, None].expand(b, c, t).contiguous()  # (B, C, T)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -421,7 +478,8 @@ def make_mask(
         chosen; the realized hidden fraction is then ``ratio`` times the valid fraction.
     generator
         Optional :class:`torch.Generator` for reproducible masks. It may live on a different
-        device than ``device`` (random numbers are drawn on its device and moved).
+        device than ``device`` (random numbers are drawn on its device and moved); on
+        ``device`` itself, as in training, nothing is copied and nothing read back.
     device
         Device of the mask; defaults to ``valid.device``, else the CPU.
     token_len
@@ -461,9 +519,7 @@ def make_mask(
                 f"valid must be a bool tensor of shape {shape} (like the batch), "
                 f"got shape {tuple(valid.shape)}"
             )
-    if device is None:
-        device = valid.device if valid is not None else torch.device("cpu")
-    device = torch.device(device)
+    device = torch.device(device or (valid.device if valid is not None else "cpu"))
 
     if token_len is not None:
         if isinstance(token_len, bool) or not isinstance(token_len, int) or token_len < 1:
@@ -490,5 +546,5 @@ def make_mask(
         mask = mask.repeat_interleave(token_len, dim=2)[:, :, : shape[2]]
 
     if valid is not None:
-        mask = mask & valid.to(device=device, dtype=torch.bool)  # never hide padding / NaN
+        mask = mask & _on(valid, device).bool()  # never hide padding / NaN
     return mask

@@ -327,7 +327,12 @@ class SPTTransformer(nn.Module):
         return pad_tok
 
     def encode(
-        self, x: torch.Tensor, hidden: torch.Tensor | None = None, *, return_padding: bool = False
+        self,
+        x: torch.Tensor,
+        hidden: torch.Tensor | None = None,
+        *,
+        return_padding: bool = False,
+        padded: bool | None = None,
     ):
         """Token states ``(B, N, D)`` of windows ``x (B, C, T)``.
 
@@ -335,14 +340,21 @@ class SPTTransformer(nn.Module):
         are always hidden. Trailing steps missing in every channel are padding (see
         :meth:`token_padding`): no token attends to padding tokens. With
         ``return_padding`` the token padding mask ``(B, N)`` is returned too.
+
+        ``padded`` says whether the batch may hold padding tokens: True hands attention
+        the padding mask, False hands it none (the fused attention kernels are fastest
+        without one; only right when no window of ``x`` is padded), None looks at the
+        batch, which on a GPU makes the host wait for the device. The training loop
+        decides once per dataset so that its steps never wait.
         """
         cfg = self.config
         B, C, T = x.shape
         P, n_p = cfg.patch_len, cfg.n_patches
         missing = torch.isnan(x)
         pad_tok = self.token_padding(x)  # (B, N)
-        # the fused attention kernels are fastest without a mask: pass one only if needed
-        key_padding = pad_tok if bool(pad_tok.any()) else None
+        if padded is None:
+            padded = bool(pad_tok.any())
+        key_padding = pad_tok if padded else None
         hide = missing if hidden is None else (hidden | missing)
         x = self.instance_normalize(x, hidden)
         vals = torch.where(hide, torch.zeros((), dtype=x.dtype, device=x.device), x)
@@ -393,21 +405,25 @@ class SPTTransformer(nn.Module):
         std = torch.where(few, torch.ones((), dtype=x.dtype, device=x.device), std)
         return mean, std
 
-    def reconstruct(self, x: torch.Tensor, hidden: torch.Tensor | None = None) -> torch.Tensor:
+    def reconstruct(
+        self, x: torch.Tensor, hidden: torch.Tensor | None = None, *, padded: bool | None = None
+    ) -> torch.Tensor:
         """Predicted values ``(B, C, T)`` for every entry (trained on hidden ones); with
-        ``instance_norm`` in the space of :meth:`instance_normalize` ``(x, hidden)``."""
+        ``instance_norm`` in the space of :meth:`instance_normalize` ``(x, hidden)``.
+        ``padded``: see :meth:`encode`."""
         cfg = self.config
         B, C, T = x.shape
-        h = self.encode(x, hidden)
+        h = self.encode(x, hidden, padded=padded)
         if self.cls_token is not None:
             h = h[:, 1:]
         out = self.recon_head(h)  # (B, n_p, C*P)
         out = out.view(B, cfg.n_patches, C, cfg.patch_len).permute(0, 2, 1, 3)
         return out.reshape(B, C, cfg.n_patches * cfg.patch_len)[:, :, :T]
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Class logits ``(B, K)`` of windows ``x (B, C, T)``."""
-        h, pad = self.encode(x, return_padding=True)
+    def forward(self, x: torch.Tensor, *, padded: bool | None = None) -> torch.Tensor:
+        """Class logits ``(B, K)`` of windows ``x (B, C, T)``; ``padded``: see
+        :meth:`encode`."""
+        h, pad = self.encode(x, return_padding=True, padded=padded)
         if self.cls_token is not None:
             pooled = h[:, 0]  # (B, D)
         else:  # mean over the tokens that are not padding

@@ -4,10 +4,18 @@ initialized model, is training from scratch).
 Both share one loop (:func:`_fit_loop`): AdamW, linear warm-up then cosine decay per
 step, gradient clipping, early stopping on a validation set with the best weights
 restored, seeded shuffling, and a progress bar that ``verbose=False`` silences.
+
+A training step stays on the device: the windows are copied there once (on CUDA through
+pinned memory), the batch order and the masks are drawn there by a generator that lives
+there, and the epoch's loss is summed there and read once per epoch. So a step never
+makes the host wait for the device (:mod:`medspt.core.host_syncs` counts the calls that
+would). With ``TrainConfig.amp`` on CUDA, forward passes and losses run under bf16
+autocast, the losses in float32; a CPU run ignores ``amp``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import math
@@ -20,7 +28,7 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from medspt.augment import augment, mixup
+from medspt.augment import augment, may_pad, mixup
 from medspt.masking import make_mask
 from medspt.model import HEAD_PREFIXES, SPTTransformer
 
@@ -43,6 +51,7 @@ class TrainConfig:
     verbose: bool = True
     no_decay_norms: bool = False  # no weight decay on biases, norms, positions, class token
     encoder_lr_scale: float = 1.0  # fine-tuning: encoder lr = lr * scale, head at lr
+    amp: bool = False  # bf16 autocast of forward passes and losses on CUDA; CPU ignores it
 
 
 def resolve_device(device: str | torch.device | None) -> torch.device:
@@ -56,11 +65,44 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
 
 
 def masked_mse(pred: torch.Tensor, target: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
-    """Mean squared error over hidden entries whose target is observed (not NaN)."""
+    """Mean squared error over hidden entries whose target is observed (not NaN).
+
+    Computed in float32 (also for bf16 predictions under autocast) as a sum over the
+    selected entries divided by their number, without reading anything back to the host;
+    0, with a gradient of zeros, when no entry is selected.
+    """
     sel = hidden & ~torch.isnan(target)  # (B, C, T)
-    if not sel.any():
-        return pred.sum() * 0.0  # keeps the graph; contributes nothing
-    return F.mse_loss(pred[sel], target[sel])
+    # NaN targets are replaced before the difference, so they reach neither value nor gradient
+    diff = torch.where(sel, pred.float() - target.float().nan_to_num(), 0.0)  # (B, C, T)
+    return diff.square().sum() / sel.sum().clamp_min(1)
+
+
+def _to_device(t: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """``t`` on ``device``, copied once before training. From the CPU to CUDA the copy goes
+    through pinned (page-locked) memory without blocking: the host goes on queueing, and
+    work queued after the copy on the same stream waits for it (the pinned buffer is kept
+    until the copy is done by torch's caching host allocator). Elsewhere ``t.to(device)``."""
+    if device.type == "cuda" and t.device.type == "cpu":
+        return t.pin_memory().to(device, non_blocking=True)
+    return t.to(device)
+
+
+def _autocast(device: torch.device, amp: bool) -> contextlib.AbstractContextManager:
+    """bf16 autocast on CUDA with ``amp``; no autocast otherwise (a CPU run ignores amp, so
+    its results are those of ``amp=False``). bf16 has float32's range: no loss scaling."""
+    if amp and device.type == "cuda":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def _has_padding(model: SPTTransformer, X: torch.Tensor, chunk: int = 4096) -> bool:
+    """Whether any window of ``X`` has padding tokens for ``model``; read once before
+    training, so that no step has to look (see :meth:`SPTTransformer.encode`)."""
+    # padding is a trailing run of steps missing in every channel: it needs a window whose
+    # last step is missing everywhere (a cheap look at (N, C) values rules most sets out)
+    if not bool(torch.isnan(X[:, :, -1]).all(dim=1).any()):
+        return False
+    return any(bool(model.token_padding(X[i : i + chunk]).any()) for i in range(0, len(X), chunk))
 
 
 def _warmup_cosine(total_steps: int, warmup: float) -> Callable[[int], float]:
@@ -84,7 +126,12 @@ def _score(row: dict, monitor: str) -> tuple[float, ...]:
 
 
 def _batches(n: int, batch_size: int, generator: torch.Generator | None):
-    order = torch.randperm(n, generator=generator) if generator is not None else torch.arange(n)
+    """The index tensors of one epoch's batches, shuffled by ``generator`` on its device
+    (the training device: indexing the windows copies nothing to it)."""
+    if generator is None:
+        order = torch.arange(n)
+    else:
+        order = torch.randperm(n, generator=generator, device=generator.device)
     for i in range(0, n, batch_size):
         yield order[i : i + batch_size]
 
@@ -125,7 +172,10 @@ def _fit_loop(
     """Generic epoch loop; returns the per-epoch history and the epoch whose weights are
     kept (1-based): the best validation epoch, or the last one without validation."""
     torch.manual_seed(cfg.seed)  # dropout
-    gen = torch.Generator().manual_seed(cfg.seed)  # shuffling and masks, on CPU
+    dev = resolve_device(cfg.device)
+    # shuffling and masks are drawn on the training device: a step copies nothing there
+    gen = torch.Generator(device=dev).manual_seed(cfg.seed)
+    acc = torch.float32 if dev.type == "mps" else torch.float64
     steps_per_epoch = math.ceil(n_train / cfg.batch_size)
     total = max(1, cfg.epochs * steps_per_epoch)
     opt = torch.optim.AdamW(_param_groups(model, params, cfg), lr=cfg.lr)
@@ -135,22 +185,27 @@ def _fit_loop(
     bar = tqdm(range(1, cfg.epochs + 1), desc=desc, disable=not cfg.verbose, leave=False)
     for epoch in bar:
         model.train()
-        t0, total_loss, seen, steps = time.perf_counter(), 0.0, 0, 0
+        t0, seen, steps = time.perf_counter(), 0, 0
+        # summed on the device in float64 (as Python floats were; MPS has no float64) and
+        # read once an epoch
+        total_loss = torch.zeros((), dtype=acc, device=dev)
         for idx in _batches(n_train, cfg.batch_size, gen):
-            loss = train_step(idx, gen)
+            with _autocast(dev, cfg.amp):
+                loss = train_step(idx, gen)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             if cfg.grad_clip:
                 torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
             opt.step()
             sched.step()
-            total_loss += float(loss.detach()) * len(idx)
+            total_loss += loss.detach().to(acc) * len(idx)
             seen += len(idx)
             steps += 1
+        train_loss = float(total_loss) / max(seen, 1)  # waits for the epoch's last step
         dt = time.perf_counter() - t0
         row = {
             "epoch": epoch,
-            "train_loss": total_loss / max(seen, 1),
+            "train_loss": train_loss,
             "windows": seen,
             "steps": steps,
             "seconds": dt,
@@ -158,7 +213,7 @@ def _fit_loop(
         }
         if eval_fn is not None:
             model.eval()
-            with torch.no_grad():
+            with torch.no_grad(), _autocast(dev, cfg.amp):
                 row.update(eval_fn())
         history.append(row)
         bar.set_postfix({k: f"{v:.3g}" for k, v in row.items() if k.endswith("loss")})
@@ -214,28 +269,27 @@ def pretrain(
     cfg = config or TrainConfig()
     dev = resolve_device(cfg.device)
     model.to(dev)
-    X = X.to(dev)
+    X = _to_device(X, dev)  # once: batches are indexed on the device
+    padded = _has_padding(model, X)
     mask_kw = dict(
         ratio=mask_ratio, mean_span=mean_span, channel_groups=channel_groups, token_len=token_len
     )
 
     def hide_for(xb: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-        m = make_mask(
-            tuple(xb.shape), masking, valid=~torch.isnan(xb).cpu(), generator=gen, **mask_kw
-        )
-        return m.to(xb.device)
+        # drawn where the batch is, by a generator on the same device
+        return make_mask(tuple(xb.shape), masking, valid=~torch.isnan(xb), generator=gen, **mask_kw)
 
     def step(idx, gen):
-        xb = X[idx.to(dev)]
+        xb = X[idx]  # (B, C, T)
         hidden = hide_for(xb, gen)
         # with instance normalization the target lives in the visible values' scale
         target = model.instance_normalize(xb, hidden)
-        return masked_mse(model.reconstruct(xb, hidden), target, hidden)
+        return masked_mse(model.reconstruct(xb, hidden, padded=padded), target, hidden)
 
     eval_fn = None
     if X_val is not None and len(X_val):
-        X_val = X_val.to(dev)
-        vgen = torch.Generator().manual_seed(cfg.seed + 1)
+        X_val = _to_device(X_val, dev)
+        vgen = torch.Generator(device=dev).manual_seed(cfg.seed + 1)
         val_hidden = [hide_for(X_val[i : i + 512], vgen) for i in range(0, len(X_val), 512)]
 
         def eval_fn():
@@ -286,8 +340,12 @@ def finetune(
     cfg = config or TrainConfig()
     dev = resolve_device(cfg.device)
     model.to(dev)
-    X, y = X.to(dev), y.to(dev)
-    w = class_weight.to(dev) if class_weight is not None else None
+    X, y = _to_device(X, dev), _to_device(y, dev)  # once: batches are indexed on the device
+    w = _to_device(class_weight, dev) if class_weight is not None else None
+    # decided once, so that no step has to look; augmenting can leave windows padded
+    padded = _has_padding(model, X) or (
+        bool(augmentations) and may_pad(augmentations, bool(torch.isnan(X).any()))
+    )
     if linear_probe:
         params = model.head_parameters()
         for p in model.parameters():
@@ -298,12 +356,12 @@ def finetune(
         params = [p for p in model.parameters() if p.requires_grad]
 
     def step(idx, gen):
-        idx = idx.to(dev)
         xb, yb = augment(X[idx], augmentations, gen), y[idx]
         if "mixup" not in augmentations:
-            return F.cross_entropy(model(xb), yb, weight=w, label_smoothing=label_smoothing)
+            logits = model(xb, padded=padded).float()  # the loss in float32, also under amp
+            return F.cross_entropy(logits, yb, weight=w, label_smoothing=label_smoothing)
         xb, ya, yb, lam = mixup(xb, yb, gen)  # blended windows need blended targets
-        logits = model(xb)
+        logits = model(xb, padded=padded).float()
 
         def loss(target):  # per window
             return F.cross_entropy(
@@ -314,10 +372,11 @@ def finetune(
 
     eval_fn = None
     if X_val is not None and len(X_val):
-        X_val, y_val = X_val.to(dev), y_val.to(dev)
+        X_val, y_val = _to_device(X_val, dev), _to_device(y_val, dev)
 
         def eval_fn():
-            logits = torch.cat([model(X_val[i : i + 512]) for i in range(0, len(X_val), 512)])
+            chunks = [model(X_val[i : i + 512]) for i in range(0, len(X_val), 512)]
+            logits = torch.cat(chunks).float()
             pred = logits.argmax(1)
             recalls = [float((pred[y_val == k] == k).float().mean()) for k in torch.unique(y_val)]
             return {

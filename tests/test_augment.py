@@ -154,4 +154,5 @@ def test_mixup_draws_come_from_the_generator():
         torch.testing.assert_close(u, v)
     assert not torch.equal(a[3], c[3]) and not torch.equal(a[2], c[2])
     one = [float(_beta(1, torch.Generator().manual_seed(s))[0]) for s in range(20)]
-    assert all(0 < v < 1 for v in one) and len(set(one)) == 20
+    # Beta(0.4, 0.4) piles up at both ends: a float32 draw may round to exactly 0 or 1
+    assert all(0 <= v <= 1 for v in one) and len(set(one)) == 20

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
 
 from medspt.errors import InputError
-from medspt.masking import STRATEGIES, _run_mask, make_mask, resolve_channel_groups
+from medspt.masking import (
+    MISS_LOG_PROB,
+    STRATEGIES,
+    _run_lengths,
+    _run_mask,
+    make_mask,
+    miss_log_bound,
+    resolve_channel_groups,
+    runs_needed,
+)
 
 
 def gen(seed: int = 0) -> torch.Generator:
@@ -88,13 +99,37 @@ def test_block_identical_across_channels():
 
 
 @pytest.mark.parametrize("t", [1, 2, 3, 17])
-def test_run_mask_tiny_windows_and_top_up(t):
-    # n_runs=1 forces the top-up loop; the result must still be a valid stationary chain.
-    rows = _run_mask(4000, t, 0.4, 3.0, gen(7), torch.device("cpu"), n_runs=1)
+def test_run_mask_tiny_windows(t):
+    rows = _run_mask(4000, t, 0.4, 3.0, gen(7), torch.device("cpu"))
     assert rows.shape == (4000, t) and rows.dtype == torch.bool
     assert abs(float(rows.float().mean()) - 0.4) < 0.03
-    ref = _run_mask(4000, t, 0.4, 3.0, gen(7), torch.device("cpu"))
-    assert abs(float(ref.float().mean()) - 0.4) < 0.03
+
+
+def test_a_row_its_runs_fall_short_of_keeps_the_next_state_to_the_end():
+    # n_runs=1: one run per row, then the other state up to the end of the window
+    rows = _run_mask(2000, 40, 0.4, 3.0, gen(7), torch.device("cpu"), n_runs=1)
+    switches = (rows[:, 1:] != rows[:, :-1]).sum(1)  # (N,)
+    assert switches.max() == 1 and float((switches == 1).float().mean()) > 0.99
+    assert torch.equal(rows[:, -1], torch.where(switches == 1, ~rows[:, 0], rows[:, 0]))
+
+
+@pytest.mark.parametrize(
+    "length, ratio, mean_span", [(64, 0.15, 3.0), (200, 0.01, 1.0), (25, 0.4, 3.0), (64, 0.9, 3.0)]
+)
+def test_runs_needed_bounds_the_chance_of_falling_short(length, ratio, mean_span):
+    mean_visible = max(1.0, mean_span * (1 - ratio) / ratio)
+    mean_hidden = mean_span if mean_span * (1 - ratio) / ratio >= 1 else ratio / (1 - ratio)
+    p_end = (1 / mean_visible, 1 / mean_hidden)
+    k = runs_needed(length, p_end)
+    assert miss_log_bound(k, length, p_end) <= MISS_LOG_PROB < miss_log_bound(k - 1, length, p_end)
+    assert miss_log_bound(length, length, p_end) == -math.inf  # runs of >= 1 step cover
+    # the Chernoff bound really bounds: with fewer runs it is large enough to check by drawing
+    few = max(j for j in range(1, k) if miss_log_bound(j, length, p_end) > math.log(0.05))
+    bound = math.exp(miss_log_bound(few, length, p_end))
+    rows = 20000
+    states = (torch.rand(rows, 1, generator=gen(13)) < ratio) ^ (torch.arange(few) % 2).bool()
+    ends = _run_lengths(states, p_end, length, gen(14)).sum(1)
+    assert float((ends < length).float().mean()) <= bound + 0.01
 
 
 # ---------------------------------------------------------------------------------- channel

@@ -6,8 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
-import time
 import urllib.request
 from collections import Counter
 
@@ -15,51 +13,25 @@ import numpy as np
 import optuna
 import pandas as pd
 import pytest
+import torch
 from optuna.trial import TrialState
+from study_helpers import TINY, TINY_PARAMS, dashboard_studies
+from study_helpers import cells as _cells
+from study_helpers import cli as _cli
+from study_helpers import cli_with_fit_fold_hook as _cli_with_fit_fold_hook
+from study_helpers import complete_per_cell as _complete_per_cell
+from study_helpers import demo_study as _demo_study
+from study_helpers import env as _env
 
 from medspt.api import comparison_table, summarize
 from medspt.errors import InputError
 from medspt.study import (
-    grid_cells,
     load_study_data,
     make_storage,
     results_frame,
-    run_study,
     write_report,
 )
 from medspt.study.dashboard import free_port
-
-TINY = ["--d-model", "8", "--n-heads", "2", "--epochs", "1", "--pretrain-epochs", "1"]
-TINY += ["--min-steps", "0", "--patch-len", "8"]
-TINY += ["--batch-size", "128", "--cv", "2", "--window", "4s", "--quiet", "--no-scratch-long"]
-TINY_PARAMS = dict(
-    d_model=8, n_heads=2, epochs=1, pretrain_epochs=1, batch_size=128, min_steps=0, patch_len=8
-)
-
-
-def _demo_study(url: str, name: str, **kw):
-    """run_study on the demo data with tiny models; ``kw`` overrides the grid etc."""
-    base = dict(depths=(1,), maskings=("span",), cv=2, window="4s", params=TINY_PARAMS)
-    base["scratch_long"] = False  # its own test below; the mechanics need fewer cells
-    return run_study("demo", storage=url, study_name=name, verbose=False, **{**base, **kw})
-
-
-def _cli(*args) -> list[str]:
-    return [sys.executable, "-m", "medspt.cli", "study", *args]
-
-
-def _env():
-    return dict(os.environ, PYTHONWARNINGS="ignore", OMP_NUM_THREADS="1")
-
-
-def _complete_per_cell(url: str, name: str) -> Counter:
-    study = optuna.load_study(study_name=name, storage=make_storage(url, heartbeat=None))
-    done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-    return Counter((t.params["depth"], t.params["config"], t.params["seed"]) for t in done)
-
-
-def _cells(depths, maskings, seeds):
-    return {(c.depth, c.config, c.seed) for c in grid_cells(depths, maskings, True, seeds)}
 
 
 @pytest.fixture(scope="module")
@@ -128,24 +100,6 @@ def test_summarize_averages_seeds_within_folds_before_testing():
     assert table.loc["spt-x", "p_value"] == pytest.approx(2 / 16)  # exact, all positive
     assert table.loc["spt-x", "p_holm"] == pytest.approx(2 / 16)
     assert np.isnan(table.loc["scratch", "p_value"])
-
-
-def _cli_with_fit_fold_hook(hook: str) -> list[str]:
-    """The CLI in a child process whose ``runner.fit_fold`` first runs ``hook``: a fixed
-    point in the study where a test acts, however fast the machine is."""
-    script = (
-        "import os, pathlib, signal, sys, time\n"
-        "import medspt.study.runner as runner\n"
-        "fit_fold, calls = runner.fit_fold, []\n"
-        "def hooked(*args, **kwargs):\n"
-        "    calls.append(1)\n"
-        + textwrap.indent(hook.strip(), "    ")
-        + "\n    return fit_fold(*args, **kwargs)\n"
-        "runner.fit_fold = hooked\n"
-        "from medspt.cli import main\n"
-        "sys.exit(main(sys.argv[1:]))\n"
-    )
-    return [sys.executable, "-c", script]
 
 
 _KILL_MID_CELL = """
@@ -294,15 +248,7 @@ def test_dashboard_serves_the_study_and_its_note(small_study):
         text=True,
     )
     try:
-        body = None
-        for _ in range(120):
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/studies", timeout=2) as r:
-                    body = json.load(r)
-                break
-            except OSError:
-                time.sleep(0.25)
-        assert body is not None, "dashboard did not answer"
+        body = dashboard_studies(port)
         studies = {s["study_name"]: s["study_id"] for s in body["study_summaries"]}
         assert "small" in studies
         with urllib.request.urlopen(
@@ -446,3 +392,36 @@ def test_running_cells_write_a_heartbeat_on_journal_storage(tmp_path):
     assert all(isinstance(b, float) for b in beats)
     for t, b in zip(done, beats):  # written while the trial ran
         assert t.datetime_start.timestamp() - 1 <= b <= t.datetime_complete.timestamp() + 1
+
+
+def test_device_is_each_workers_own_not_the_studys(tmp_path):
+    url = f"sqlite:///{tmp_path / 'd.db'}"
+    study = _demo_study(url, "d", n_trials=0, params={**TINY_PARAMS, "device": "cpu"})
+    assert "device" not in study.user_attrs["medspt"]["params"]
+    _demo_study(url, "d", n_trials=0, params={**TINY_PARAMS, "device": "auto"})  # same set-up
+    if torch.cuda.is_available():
+        return
+    with pytest.raises(InputError, match=r"device='cuda:3' was .*CUDA is not available; use cpu"):
+        _demo_study(url, "d", n_trials=0, params={**TINY_PARAMS, "device": "cuda:3"})
+    proc = subprocess.run(
+        _cli("worker", "--storage", url, "--study", "d", "--device", "cuda:3"),
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "error: --device cuda:3 was requested but CUDA is not available; use cpu" in proc.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon"])
+def test_heartbeat_must_be_a_positive_number_of_seconds(value):
+    proc = subprocess.run(
+        _cli("worker", "--storage", "sqlite:///x.db", "--study", "x", "--heartbeat", value),
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert f"--heartbeat: expected a positive number of seconds, got '{value}'" in proc.stderr

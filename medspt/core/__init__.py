@@ -6,9 +6,12 @@
   training windows;
 - :mod:`medspt.core.durations`: window and stride given in samples or seconds;
 - :mod:`medspt.core.tables`: reading a long table from a file;
-- :mod:`medspt.core.jsonable`: numpy values to plain JSON.
+- :mod:`medspt.core.jsonable`: numpy values to plain JSON;
+- :mod:`medspt.core.urls`: storage URLs shown without their password;
+- :mod:`medspt.core.host_syncs`: counting the calls that make the host wait for a GPU.
 
-Modules here import only the standard library, numpy, pandas, scikit-learn and
-:mod:`medspt.errors`; everything else in medspt (data, estimator, API, studies, command
-line, benchmarks) may import them. A test of the import graph keeps it that way.
+Modules here import only the standard library, numpy, pandas, scikit-learn (torch for
+:mod:`~medspt.core.host_syncs`) and :mod:`medspt.errors`; everything else in medspt (data,
+estimator, API, studies, command line, benchmarks) may import them. A test of the import
+graph keeps it that way.
 """

@@ -11,11 +11,19 @@ import warnings
 from pathlib import Path
 
 from medspt.cli_args import add_data_args, add_grid_args, add_model_args, data_kwargs, model_params
+from medspt.core.urls import redact
 from medspt.errors import InputError
 from medspt.masking import STRATEGIES
 
 DEFAULT_STORAGE = "sqlite:///medspt.db"
-_STORAGE_HELP = f"Optuna storage URL (default: {DEFAULT_STORAGE})"
+_STORAGE_HELP = (
+    "Optuna storage URL: sqlite:///file.db, postgresql+psycopg://user@host/db (workers on "
+    f"many machines), or journal:file.log (default: {DEFAULT_STORAGE})"
+)
+_HEARTBEAT_HELP = (
+    "database storages: seconds between a running cell's heartbeats; a cell silent for four "
+    "is rerun by another worker (default: 30)"
+)
 
 
 def _quiet_optuna(verbose: bool) -> None:
@@ -46,13 +54,15 @@ def cmd_run(a) -> int:
         metric=a.metric,
         params=model_params(a),  # only the options given: a study resumes unchanged
         diagnostics=not a.no_diagnostics,
+        heartbeat=a.heartbeat,
         verbose=not a.quiet,
         **data_kwargs(a),
     )
+    url = redact(a.storage)
     print(
-        f"study {study.study_name!r}: report with `medspt study report --storage {a.storage} "
+        f"study {study.study_name!r}: report with `medspt study report --storage {url} "
         f"--study {study.study_name} --out DIR`; watch it with `medspt study dashboard "
-        f"--storage {a.storage}`"
+        f"--storage {url}`"
     )
     return 0
 
@@ -61,7 +71,7 @@ def cmd_worker(a) -> int:
     from medspt.study.runner import run_worker
 
     _quiet_optuna(not a.quiet)
-    run_worker(a.storage, a.study, verbose=not a.quiet)
+    run_worker(a.storage, a.study, verbose=not a.quiet, heartbeat=a.heartbeat, device=a.device)
     return 0
 
 
@@ -127,7 +137,8 @@ def _load(storage: str, name: str):
         return optuna.load_study(study_name=name, storage=st)
     except KeyError:
         names = [s.study_name for s in optuna.get_all_study_summaries(st)]
-        raise InputError(f"no study {name!r} in {storage}; studies there: {names}") from None
+        where = redact(storage)
+        raise InputError(f"no study {name!r} in {where}; studies there: {names}") from None
 
 
 def add_study_parser(subparsers) -> argparse.ArgumentParser:
@@ -185,6 +196,7 @@ def _add_run(sub) -> None:
         help="skip the attention distance / locality of each fold's model (default: measured)",
     )
     _add_run_schedule(q)
+    q.add_argument("--heartbeat", type=_seconds, default=30.0, help=_HEARTBEAT_HELP)
     add_model_args(q, grid=True, given_only=True)
     q.add_argument("--quiet", action="store_true", help="no progress bar (default: shown)")
     q.set_defaults(func=cmd_run)
@@ -224,8 +236,26 @@ def _add_worker(sub) -> None:
     )
     q.add_argument("--storage", required=True, help="Optuna storage URL of the study (required)")
     q.add_argument("--study", required=True, help="study name (required)")
+    q.add_argument(
+        "--device",
+        default=None,
+        help="this worker's device: cpu, cuda, cuda:1, auto; one GPU per worker "
+        "(default: the study's, else auto)",
+    )
+    q.add_argument("--heartbeat", type=_seconds, default=30.0, help=_HEARTBEAT_HELP)
     q.add_argument("--quiet", action="store_true", help="no progress bar (default: shown)")
     q.set_defaults(func=cmd_worker)
+
+
+def _seconds(text: str) -> float:
+    """``--heartbeat``: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
 
 
 def _add_dashboard(sub) -> None:

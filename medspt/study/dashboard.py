@@ -7,6 +7,7 @@ import socket
 import optuna
 import plotly.graph_objects as go
 
+from medspt.core.urls import redact
 from medspt.errors import InputError
 from medspt.study.note import capacity_note
 from medspt.study.report import capacity_table, results_frame
@@ -71,5 +72,6 @@ def serve(storage: str, host: str = "127.0.0.1", port: int | None = 8080) -> Non
             s.bind((host, port))
     except OSError as e:
         raise InputError(f"cannot listen on {host}:{port} ({e}); pick another --port") from None
-    print(f"optuna-dashboard for {storage} at http://{host}:{port}/  (Ctrl-C stops it)", flush=True)
+    where = redact(storage)
+    print(f"optuna-dashboard for {where} at http://{host}:{port}/  (Ctrl-C stops it)", flush=True)
     optuna_dashboard.run_server(st, host=host, port=port)

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import threading
+import time as time_mod
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,6 +41,7 @@ from tqdm.auto import tqdm
 from medspt._version import __version__
 from medspt.api import check_params, fit_fold
 from medspt.core.jsonable import to_jsonable
+from medspt.core.urls import redact
 from medspt.data import WindowSet
 from medspt.diagnostics import attention_profile, positional_score
 from medspt.errors import InputError
@@ -47,15 +50,26 @@ from medspt.study import oof
 from medspt.study.dashboard import refresh_note
 from medspt.study.data import data_spec, load_study_data
 from medspt.study.grid import Cell, CellGridSampler, search_space, study_cells
-from medspt.study.storage import claim_lock, create_or_load, make_storage
+from medspt.study.storage import (
+    HEARTBEAT_S,
+    claim_lock,
+    create_or_load,
+    make_storage,
+    storage_lost,
+    storage_url,
+)
 from medspt.study.trials import (
     WORKER,
     completed_cells,
     duplicate_of,
+    has_waiting,
     next_cell,
+    poll_seconds,
     reap_dead_trials,
+    running_cells,
     start_heartbeat,
 )
+from medspt.training import resolve_device
 
 __all__ = ["run_study", "run_worker"]
 
@@ -208,9 +222,32 @@ def _objective(study, ws, folds, attrs: dict, failed: set[Cell]):
 
 
 def _work(study: optuna.Study, ws, folds, attrs: dict, max_trials, verbose: bool) -> None:
+    """:func:`_take_cells`, with a lost database connection told in one line (and not
+    once more by each heartbeat thread that notices it)."""
+    url, hook = storage_url(study), threading.excepthook
+
+    def quiet_if_lost(args) -> None:
+        if args.exc_value is None or storage_lost(args.exc_value, url) is None:
+            hook(args)
+
+    threading.excepthook = quiet_if_lost
+    try:
+        _take_cells(study, ws, folds, attrs, max_trials, verbose)
+    except Exception as e:
+        lost = storage_lost(e, url)
+        if lost is None:
+            raise
+        raise lost from None
+    finally:
+        threading.excepthook = hook
+
+
+def _take_cells(study: optuna.Study, ws, folds, attrs: dict, max_trials, verbose: bool) -> None:
     """Run cells of the study until its grid is complete (or ``max_trials`` ran): each
     time, under the claim lock, reap trials of stopped workers, choose the next cell,
-    queue it unless queued, and take it."""
+    queue it unless queued, and take it. When every open cell is running elsewhere, wait
+    for those workers: a cell of a worker that dies is failed by its missing heartbeat
+    and run here."""
     cells = study_cells(attrs)
     failed: set[Cell] = set()
     objective = _objective(study, ws, folds, attrs, failed)
@@ -224,28 +261,57 @@ def _work(study: optuna.Study, ws, folds, attrs: dict, max_trials, verbose: bool
 
     done = completed_cells(study)
     bar = tqdm(total=len(cells), initial=done, desc=study.study_name, disable=not verbose)
-    ran = 0
-    while max_trials is None or ran < max_trials:
-        with claim:
-            claim.enter_context(lock)
-            reaped = reap_dead_trials(study)
-            if reaped and verbose:
-                print(f"marked {reaped} trial(s) of stopped workers as failed; rerunning them")
-            cell, queued = next_cell(study, cells, failed)
-            if cell is None:
-                break
-            if not queued:
-                study.enqueue_trial(cell.params)
-            study.optimize(claimed, n_trials=1, catch=(Exception,), callbacks=[_after_trial])
-        ran += 1
-        bar.n = completed_cells(study)
-        bar.refresh()
-    bar.close()
+    try:
+        ran, waiting = 0, False
+        while max_trials is None or ran < max_trials:
+            with claim:
+                claim.enter_context(lock)
+                reaped = reap_dead_trials(study)
+                if reaped and verbose:
+                    tqdm.write(
+                        f"marked {reaped} trial(s) of stopped workers as failed; rerunning them"
+                    )
+                cell, queued = next_cell(study, cells, failed)
+                if cell is not None and not queued:
+                    study.enqueue_trial(cell.params)
+                # a retry queued for a cell that another trial completed meanwhile is taken
+                # too: it ends as a duplicate instead of waiting in the queue for ever
+                take = cell is not None or has_waiting(study)
+                if take:
+                    study.optimize(
+                        claimed, n_trials=1, catch=(Exception,), callbacks=[_after_trial]
+                    )
+            if not take:
+                if not _wait_for_others(study, failed, announce=verbose and not waiting):
+                    break
+                waiting = True
+                continue
+            ran, waiting = ran + (cell is not None), False
+            bar.n = completed_cells(study)
+            bar.refresh()
+    finally:  # before any error, so that the error is the last line
+        bar.close()
     if failed and verbose:
         print(
             f"{len(failed)} cell(s) failed: {sorted(c.key for c in failed)}; their errors are "
             "stored on the trials, and the next run retries them"
         )
+
+
+def _wait_for_others(study: optuna.Study, failed: set[Cell], announce: bool) -> bool:
+    """With no cell left to take: wait one heartbeat when other workers still run cells
+    (True), or say that there is nothing left (False)."""
+    busy = running_cells(study) - failed
+    if not busy:
+        return False
+    if announce:  # above the progress bar, not through it
+        tqdm.write(
+            f"waiting for {len(busy)} cell(s) that other workers run "
+            f"({', '.join(sorted(c.key for c in busy)[:4])}); a worker that dies is "
+            "noticed by its missing heartbeat and its cell is run here"
+        )
+    time_mod.sleep(poll_seconds(study))
+    return True
 
 
 def _after_trial(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
@@ -288,6 +354,7 @@ def run_study(
     metric: str = "balanced_accuracy",
     params: dict | None = None,
     diagnostics: bool = True,
+    heartbeat: float = HEARTBEAT_S,
     verbose: bool = True,
 ) -> optuna.Study:
     """Run (or resume, or join) the capacity-versus-pretraining study.
@@ -311,8 +378,10 @@ def run_study(
         training for SPT's whole budget (pretraining + fine-tuning epochs, the same
         number of optimizer steps), the compute-matched control.
     storage : str
-        Optuna storage URL: ``sqlite:///file.db`` (default ``sqlite:///medspt.db``), any
-        SQLAlchemy URL, or ``journal:file.log`` for several workers without a database.
+        Optuna storage URL: ``sqlite:///file.db`` (default ``sqlite:///medspt.db``), a
+        database server such as ``postgresql+psycopg://user@host/db`` (workers on many
+        machines, docs/distributed.md), or ``journal:file.log`` for several workers
+        without a database.
     study_name : str, optional
         Default ``"medspt-<protocol>"`` or ``"medspt-<data file stem>"``.
     n_trials : int, optional
@@ -337,6 +406,11 @@ def run_study(
     diagnostics : bool
         Record each fold model's mean attention distance and locality ratio on its test
         windows (:mod:`medspt.diagnostics`); the report shows them per configuration.
+    heartbeat : float, default=30
+        Database storages: seconds between a running trial's heartbeats. A trial silent
+        for four heartbeats counts as dead (its worker was killed or its machine died):
+        the next worker that looks fails it and runs its cell again.
+        ``params["device"]`` is this process's only, not part of the study's set-up.
 
     Returns
     -------
@@ -345,6 +419,7 @@ def run_study(
         curves) as user attributes; see :func:`medspt.study.results_frame`.
     """
     params = _checked_params(params, depths, maskings, seeds, scratch, alibi)
+    device = _check_device(params.pop("device", None))  # this worker's, not the study's
     options = dict(
         label=label,
         subject=subject,
@@ -361,14 +436,32 @@ def run_study(
     attrs = _study_attrs(spec, grid, ws, folds, params, metric, tune, n_trials, diagnostics)
     name = _default_name(spec, protocol) if study_name is None else study_name
     sampler = CellGridSampler(search_space(attrs), seed=0)
-    study = create_or_load(make_storage(storage), name, sampler=sampler, attrs=attrs)
+    study = create_or_load(make_storage(storage, heartbeat), name, sampler=sampler, attrs=attrs)
     if verbose:
         print(
-            f"study {name!r} in {storage}: {len(study_cells(attrs))} cells × {len(folds)} "
-            f"folds on {len(ws)} windows of {len(np.unique(ws.groups))} subjects"
+            f"study {name!r} in {redact(storage)}: {len(study_cells(attrs))} cells × "
+            f"{len(folds)} folds on {len(ws)} windows of {len(np.unique(ws.groups))} subjects"
         )
-    _work(study, ws, folds, study.user_attrs["medspt"], None if tune else n_trials, verbose)
+    attrs = _on_device(study.user_attrs["medspt"], device)
+    _work(study, ws, folds, attrs, None if tune else n_trials, verbose)
     return study
+
+
+def _check_device(device: str | None) -> str | None:
+    """A device this machine has, or an error naming ``--device`` before any cell runs."""
+    if device is not None:
+        try:
+            resolve_device(device)
+        except (RuntimeError, ValueError) as e:
+            raise InputError(f"{e}; use cpu, auto or a device this machine has") from None
+    return device
+
+
+def _on_device(attrs: dict, device: str | None) -> dict:
+    """The study's attributes with this worker's device among the estimator parameters."""
+    if device is None:
+        return attrs
+    return {**attrs, "params": {**attrs["params"], "device": device}}
 
 
 def _checked_params(
@@ -443,21 +536,32 @@ def _default_name(spec: dict, protocol: str | None) -> str:
     return f"medspt-{stem}"
 
 
-def run_worker(storage: str, study_name: str, verbose: bool = True) -> optuna.Study:
-    """Join an existing study as one more worker and run cells until the grid is done."""
-    st = make_storage(storage)
+def run_worker(
+    storage: str,
+    study_name: str,
+    verbose: bool = True,
+    *,
+    heartbeat: float = HEARTBEAT_S,
+    device: str | None = None,
+) -> optuna.Study:
+    """Join an existing study as one more worker and run cells until the grid is done.
+
+    ``device`` (``"cuda:1"``, ``"cpu"``, ...) is this worker's, whatever the study was
+    created with; ``heartbeat`` as in :func:`run_study`."""
+    _check_device(device)
+    st = make_storage(storage, heartbeat)
     try:
         study = optuna.load_study(study_name=study_name, storage=st)
     except KeyError:
         names = [s.study_name for s in optuna.get_all_study_summaries(st)]
         raise InputError(
-            f"no study {study_name!r} in {storage}; studies there: {names}. Create it with "
-            "`medspt study run` first"
+            f"no study {study_name!r} in {redact(storage)}; studies there: {names}. Create it "
+            "with `medspt study run` first"
         ) from None
     attrs = study.user_attrs.get("medspt")
     if attrs is None:
         raise InputError(f"study {study_name!r} was not created by medspt")
     study.sampler = CellGridSampler(search_space(attrs), seed=0)
     ws, folds = load_study_data(attrs["data"])
-    _work(study, ws, folds, attrs, None, verbose)
+    _work(study, ws, folds, _on_device(attrs, device), None, verbose)
     return study

@@ -13,12 +13,14 @@ import os
 import socket
 import threading
 import time
+import warnings
 
 import optuna
 from optuna.storages._heartbeat import is_heartbeat_enabled
 from optuna.trial import TrialState
 
 from medspt.study.grid import Cell
+from medspt.study.storage import is_server_database, storage_url
 
 __all__ = [
     "HEARTBEAT_S",
@@ -27,8 +29,11 @@ __all__ = [
     "cell_of",
     "completed_cells",
     "duplicate_of",
+    "has_waiting",
     "next_cell",
+    "poll_seconds",
     "reap_dead_trials",
+    "running_cells",
     "start_heartbeat",
     "worker_alive",
 ]
@@ -93,10 +98,18 @@ def start_heartbeat(study: optuna.Study, trial_id: int) -> threading.Event:
 
 
 def reap_dead_trials(study: optuna.Study, stale_after: float = STALE_AFTER_S) -> int:
-    """Mark RUNNING trials whose worker is gone as FAILED: on this machine, when its
-    process no longer exists; on another machine, when its heartbeat is older than
+    """Mark RUNNING trials whose worker is gone as FAILED; returns how many.
+
+    A database storage's own heartbeat comes first: a trial whose heartbeat is older than
+    the grace period is failed and queued again. On a database server (workers on many
+    machines) that is all (this machine's process table says nothing there: containers on
+    different machines may share a host name). On a SQLite or journal file a worker of
+    this machine is also dead when its process no longer exists, and a journal trial of
+    another machine (shared file system) when its ``heartbeat`` attribute is older than
     ``stale_after`` seconds."""
-    n = 0
+    n = _fail_stale(study) if is_heartbeat_enabled(study._storage) else 0
+    if is_server_database(storage_url(study)):
+        return n
     now = time.time()
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         worker = t.user_attrs.get("worker")
@@ -113,6 +126,37 @@ def reap_dead_trials(study: optuna.Study, stale_after: float = STALE_AFTER_S) ->
                 continue  # another worker reaped it first
             n += 1
     return n
+
+
+def _fail_stale(study: optuna.Study) -> int:
+    """Optuna's heartbeat check, which also queues the failed trials again."""
+    running = {t._trial_id for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))}
+    if not running:
+        return 0
+    with warnings.catch_warnings():  # marked experimental
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        optuna.storages.fail_stale_trials(study)
+    failed = {t._trial_id for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL,))}
+    return len(running & failed)
+
+
+def has_waiting(study: optuna.Study) -> bool:
+    """Whether a trial waits in the study's queue."""
+    return bool(study.get_trials(deepcopy=False, states=(TrialState.WAITING,)))
+
+
+def running_cells(study: optuna.Study) -> set[Cell]:
+    """The cells that some worker (this one or another) is running now."""
+    running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+    return {c for t in running if (c := cell_of(t)) is not None}
+
+
+def poll_seconds(study: optuna.Study) -> float:
+    """How long a worker with nothing to do waits before it looks again: one heartbeat."""
+    interval = (
+        study._storage.get_heartbeat_interval() if is_heartbeat_enabled(study._storage) else None
+    )
+    return float(min(interval or HEARTBEAT_S, 30))
 
 
 def next_cell(study: optuna.Study, cells: list[Cell], skip: set[Cell]) -> tuple[Cell | None, bool]:
