@@ -1,6 +1,8 @@
 """Storage URLs, heartbeats and the retry of dead workers' trials (medspt.study.storage,
 medspt.study.trials) on real SQLite files: fast checks of what the PostgreSQL tests rely on."""
 
+import contextlib
+import importlib.util
 import time
 
 import optuna
@@ -12,6 +14,10 @@ from medspt.errors import InputError
 from medspt.study.storage import (
     GRACE_BEATS,
     MAX_RETRY,
+    SQLITE_TIMEOUT_S,
+    _rdb_options,
+    _with_driver,
+    claim_lock,
     is_server_database,
     make_storage,
     storage_lost,
@@ -102,3 +108,48 @@ def test_poll_of_a_journal_is_capped_at_half_a_minute(tmp_path):
     study = optuna.create_study(storage=make_storage(f"journal:{tmp_path / 'j.log'}"))
     assert poll_seconds(study) == 30.0
     assert not has_waiting(study)
+
+
+def test_sqlite_files_get_their_folder_and_a_claim_lock_journals_none(tmp_path):
+    url = f"sqlite:///{tmp_path / 'deep' / 'er' / 'x.db'}"
+    study = optuna.create_study(storage=make_storage(url, heartbeat=None), study_name="x")
+    assert (tmp_path / "deep" / "er" / "x.db").is_file()
+    lock = claim_lock(study)
+    assert lock.lock_file == f"{tmp_path / 'deep' / 'er' / 'x.db'}.lock"
+    journal = optuna.create_study(storage=make_storage(f"journal:{tmp_path / 'j' / 'j.log'}"))
+    assert storage_url(journal) == "" and (tmp_path / "j" / "j.log").is_file()
+    assert isinstance(claim_lock(journal), contextlib.nullcontext)
+    memory = optuna.create_study(storage=make_storage("sqlite:///:memory:", heartbeat=None))
+    assert isinstance(claim_lock(memory), contextlib.nullcontext)
+
+
+def test_sqlite_waits_for_its_write_lock_and_servers_get_no_sqlite_options(tmp_path):
+    storage = make_storage(f"sqlite:///{tmp_path / 'w.db'}", heartbeat=None)
+    assert storage.engine_kwargs == {"connect_args": {"timeout": SQLITE_TIMEOUT_S}}
+    assert _rdb_options("postgresql+psycopg://a@h/db", None) == {}
+    assert set(_rdb_options("postgresql+psycopg://a@h/db", 30)) == {
+        "heartbeat_interval",
+        "grace_period",
+        "heartbeat_stale_trial_callback",
+    }
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("psycopg2") is not None, reason="psycopg2 is installed here"
+)
+def test_postgresql_urls_use_psycopg_3_when_psycopg2_is_absent():
+    assert _with_driver("postgresql://a@h/db") == "postgresql+psycopg://a@h/db"
+    assert _with_driver("postgres://a:pw@h:5/db") == "postgresql+psycopg://a:pw@h:5/db"
+    for url in ("postgresql+psycopg://a@h/db", "mysql://a@h/db", "sqlite:///x.db"):
+        assert _with_driver(url) == url
+
+
+def test_a_missing_database_driver_is_named_at_once_without_the_password():
+    if importlib.util.find_spec("pymysql") is not None:
+        pytest.skip("pymysql is installed here")
+    with pytest.raises(InputError) as err:
+        make_storage("mysql+pymysql://root:pw5@127.0.0.1/db")
+    assert str(err.value).startswith(
+        "cannot open storage 'mysql+pymysql://root:***@127.0.0.1/db': "
+    )
+    assert "pymysql" in str(err.value) and "pw5" not in str(err.value)

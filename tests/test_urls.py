@@ -42,3 +42,4 @@ def test_hide_secret_replaces_every_copy_of_the_password_in_a_message():
     assert hide_secret(msg, "postgresql://ana@db/x") == msg  # no password: unchanged
     assert hide_secret("pw9", "postgresql://ana:@db/x") == "pw9"  # empty password: nothing
     assert hide_secret("pw9", None) == "pw9"
+    assert hide_secret("XXXX ***", "postgresql://ana@db/x") == "XXXX ***"
