@@ -1,8 +1,9 @@
 """Fixed evaluation protocols, so that every benchmark cuts, labels and splits the same way.
 
-``protocol("GPD-1")`` and ``protocol("NE-1")`` return a :class:`Protocol`: the windows
-(a :class:`~medspt.data.WindowSet`), the subject-wise folds, the metrics to report and a
-description. Normalization is *not* done here: estimators standardize per channel with
+``protocol("GPD-1")``, ``protocol("GPD-2")`` and ``protocol("NE-1")`` return a
+:class:`Protocol`: the windows (a :class:`~medspt.data.WindowSet`; for GPD-2 one whole
+walk per case), the subject-wise folds, the metrics to report and a description.
+Normalization is *not* done here: estimators standardize per channel with
 statistics from each training fold only.
 
 GPD-1 (Parkinson's disease vs control, gaitpdb walk 01)
@@ -16,6 +17,20 @@ GPD-1 (Parkinson's disease vs control, gaitpdb walk 01)
     (:func:`~medspt.windowing.window_starts`, :func:`~medspt.windowing.cut_windows`),
     called directly on the block means: make_windows would resample with an
     anti-aliasing filter, not average blocks.
+
+GPD-2 (Parkinson's disease vs control, whole walks)
+    The subjects, recordings, channels and labels of GPD-1, one case per walk: the whole
+    recording at 20 Hz (blocks of 5 samples averaged, as in GPD-1; ``rows // 5`` samples)
+    or, with ``"GPD-2@100"``, at the recorded 100 Hz (every row). A name ``"GPD-2@<Hz>"``
+    takes any rate that splits 100 Hz into whole blocks (100, 50, 25, 20, 10, …). Cases
+    are padded at the end with NaN to the longest walk (as ``make_windows(window=None)``
+    pads them; the model never attends to padding, masks never hide it and no loss
+    scores it); ``windows.meta`` keeps each walk's real ``length`` (samples at the
+    protocol's rate) and ``duration_s``. The folds hold exactly GPD-1's subjects, fold by
+    fold (derived from GPD-1's split, not split again), so fold k of both protocols tests
+    the same people. One case per subject: window metrics are subject metrics.
+    Expected: 165 cases of 18 channels, control 72, PD 93; lengths 806-5,273 samples at
+    20 Hz (4,034-26,366 at 100 Hz).
 
 NE-1 (4 stress states, noneeg AccTempEDA)
     ``ax, ay, az, temp, EDA`` at 8 Hz; windows of 240 samples (30 s) on the grid 0, 120,
@@ -57,7 +72,7 @@ from medspt.datasets.noneeg import CLASSES as NONEEG_CLASSES
 from medspt.datasets.noneeg import SIGNALS as NONEEG_SIGNALS
 from medspt.datasets.noneeg import load_noneeg
 from medspt.errors import InputError
-from medspt.windowing import cut_windows, window_meta, window_starts
+from medspt.windowing import cut_windows, pad_cases, window_meta, window_starts
 
 __all__ = ["Protocol", "PROTOCOLS", "protocol"]
 
@@ -103,22 +118,45 @@ def _block_average(values: np.ndarray, block: int) -> np.ndarray:
     return vals.mean(axis=1, dtype=np.float64).astype(np.float32)
 
 
-def _gpd1(root) -> Protocol:
+def _gaitpd_walks(root):
+    """``(path, walks)``: the walk-01 recordings of ``root`` in file-name order, each as
+    ``(subject, walk, class code, forces (n, 18) float64 at 100 Hz)``; the loader's file
+    selection and checks, without building the 100 Hz long frame."""
     path = _dataset_root("gaitpdb", root, "*_01.txt")
-    # The loader's file selection and checks, without building the 100 Hz long frame.
     _, files, labels, _, _ = plan_walks(path, ("01",), "group", None)
     code = {c: i for i, c in enumerate(GPD1_CLASSES)}
+    walks = (
+        (subj, walk, code[labels[subj]], read_recording(fpath)[:, 1:])
+        for fpath, subj, walk in zip(files["path"], files["subject"], files["walk"])
+    )
+    return path, walks
+
+
+def _gpd1_windows(n_blocks: int) -> np.ndarray:
+    """GPD-1's window starts in a recording of ``n_blocks`` samples at 20 Hz."""
+    return window_starts(n_blocks, GPD1_WINDOW, GPD1_STRIDE)
+
+
+def _gpd1_folds(y: np.ndarray, groups: np.ndarray) -> list[Fold]:
+    """GPD-1's split of its windows (class codes ``y``, subjects ``groups``, in file then
+    time order): 5-fold StratifiedGroupKFold(shuffle=True, random_state=0)."""
+    sgkf = StratifiedGroupKFold(n_splits=5, shuffle=True, random_state=0)
+    return [(np.asarray(tr), np.asarray(te)) for tr, te in sgkf.split(np.zeros(len(y)), y, groups)]
+
+
+def _gpd1(root) -> Protocol:
+    path, walks = _gaitpd_walks(root)
     Xs, ys, metas = [], [], []
-    for fpath, subj, walk in zip(files["path"], files["subject"], files["walk"]):
-        blocks = _block_average(read_recording(fpath)[:, 1:], GPD1_BLOCK)  # (n, 18) at 20 Hz
+    for subj, walk, code, forces in walks:
+        blocks = _block_average(forces, GPD1_BLOCK)  # (n, 18) at 20 Hz
         # make_windows' own cutting step, on the block means (its resampling would not
         # reproduce the protocol's block averaging)
-        starts = window_starts(len(blocks), GPD1_WINDOW, GPD1_STRIDE)
+        starts = _gpd1_windows(len(blocks))
         if len(starts) == 0:
             continue
         X, starts = cut_windows(blocks, starts, GPD1_WINDOW)  # (n_w, 18, 200)
         Xs.append(X)
-        ys.append(np.full(len(starts), code[labels[subj]], dtype=np.int64))
+        ys.append(np.full(len(starts), code, dtype=np.int64))
         metas.append(window_meta(subj, walk, starts, GPD1_WINDOW, starts / GPD1_FS))
     if not Xs:
         raise InputError(f"no gaitpdb recording in {str(path)!r} is long enough for GPD-1")
@@ -132,15 +170,10 @@ def _gpd1(root) -> Protocol:
         fs=GPD1_FS,
         meta=meta,
     )
-    sgkf = StratifiedGroupKFold(n_splits=5, shuffle=True, random_state=0)
-    folds = [
-        (np.asarray(tr), np.asarray(te))
-        for tr, te in sgkf.split(np.zeros(len(ws)), ws.y, ws.groups)
-    ]
     return Protocol(
         name="GPD-1",
         windows=ws,
-        folds=folds,
+        folds=_gpd1_folds(ws.y, ws.groups),
         metrics=("accuracy", "subject_accuracy", "balanced_accuracy"),
         description=(
             "Gait in Parkinson's disease (gaitpdb, walk 01): 18 VGRF channels averaged over "
@@ -150,6 +183,100 @@ def _gpd1(root) -> Protocol:
             "subject's windows, threshold 0.5. Standardize per channel on the training fold."
         ),
         info={"source_fs": 100.0, "block": GPD1_BLOCK, "window": GPD1_WINDOW},
+    )
+
+
+# --------------------------------------------------------------------------- GPD-2
+
+GPD2_RATE = 20.0  # the default rate: GPD-1's time base
+GAITPD_FS = 100.0
+
+
+def gpd2_block(rate: float) -> int:
+    """Samples averaged per step of GPD-2 at ``rate`` Hz (100 Hz / rate, a whole number)."""
+    block = GAITPD_FS / rate if rate > 0 else 0.0
+    if not (block >= 1 and abs(block - round(block)) < 1e-9):
+        raise InputError(
+            f"GPD-2 takes a rate that splits the recorded {GAITPD_FS:g} Hz into whole "
+            f"blocks of samples (100, 50, 25, 20, 10, ... Hz), got {rate:g} Hz"
+        )
+    return int(round(block))
+
+
+def _gpd2_folds(lengths: list[int], ys: list[int], subjects: list[str]) -> list[Fold]:
+    """GPD-1's folds carried over to one case per walk: GPD-1's windows are rebuilt from
+    the walks' lengths at 20 Hz (the split only reads their classes and subjects), split
+    as GPD-1 splits them, and each case goes to the fold that tests its subject."""
+    counts = [len(_gpd1_windows(n)) for n in lengths]
+    y = np.repeat(np.asarray(ys, dtype=np.int64), counts)
+    groups = np.repeat(np.asarray(subjects, dtype=object), counts)
+    case_subjects = np.asarray(subjects, dtype=object)
+    folds = []
+    for _, te in _gpd1_folds(y, groups):
+        test = np.isin(case_subjects, np.unique(groups[te]))
+        folds.append((np.flatnonzero(~test), np.flatnonzero(test)))
+    return folds
+
+
+def _gpd2(root, rate: float = GPD2_RATE) -> Protocol:
+    block = gpd2_block(rate)
+    path, walks = _gaitpd_walks(root)
+    xs, ys, subjects, recordings, lengths, lengths20 = [], [], [], [], [], []
+    for subj, walk, code, forces in walks:
+        n20 = len(forces) // GPD1_BLOCK
+        if len(_gpd1_windows(n20)) == 0:  # not in GPD-1, so in none of its folds
+            continue
+        x = _block_average(forces, block)  # (n, 18) at `rate`
+        xs.append(x.T)
+        ys.append(code)
+        subjects.append(subj)
+        recordings.append(walk)
+        lengths.append(len(x))
+        lengths20.append(n20)
+    if not xs:
+        raise InputError(f"no gaitpdb recording in {str(path)!r} is long enough for GPD-2")
+    fs = GAITPD_FS / block
+    length = np.asarray(lengths, dtype=np.int64)
+    meta = pd.DataFrame(
+        {
+            "subject": subjects,
+            "recording": recordings,
+            "start": 0,
+            "stop": length,
+            "start_time": 0.0,
+            "length": length,
+            "duration_s": length / fs,
+        }
+    )
+    ws = WindowSet(
+        X=pad_cases(xs, None, subjects),  # (N, 18, longest), NaN after each walk's end
+        y=np.asarray(ys, dtype=np.int64),
+        classes=np.asarray(GPD1_CLASSES),
+        groups=np.asarray(subjects, dtype=object),
+        channels=list(GAITPD_CHANNELS),
+        fs=fs,
+        meta=meta,
+    )
+    name = "GPD-2" if fs == GPD2_RATE else f"GPD-2@{fs:g}"
+    how = (
+        f"18 VGRF channels averaged over blocks of {block} samples (100 -> {fs:g} Hz)"
+        if block > 1
+        else "18 VGRF channels at the recorded 100 Hz"
+    )
+    return Protocol(
+        name=name,
+        windows=ws,
+        folds=_gpd2_folds(lengths20, ys, subjects),
+        metrics=("accuracy", "balanced_accuracy", "roc_auc"),
+        description=(
+            f"Gait in Parkinson's disease, whole walks (gaitpdb, walk 01): {how}; one case "
+            "per walk (subject), NaN-padded at the end to the longest walk (padding is "
+            "never attended to or scored; meta 'length' keeps each walk's samples); PD (1) "
+            "vs control (0); the subjects of GPD-1's 5 folds, fold by fold. One case per "
+            "subject, so accuracy and balanced accuracy are subject-level. Standardize per "
+            "channel on the training fold."
+        ),
+        info={"source_fs": GAITPD_FS, "block": block, "length": int(length.max())},
     )
 
 
@@ -248,11 +375,19 @@ def _cam1(root) -> Protocol:
     )
 
 
-PROTOCOLS = {"GPD-1": _gpd1, "NE-1": _ne1, "CAM-1": _cam1}
+PROTOCOLS = {"GPD-1": _gpd1, "GPD-2": _gpd2, "NE-1": _ne1, "CAM-1": _cam1}
+#: protocols whose name may carry a sampling rate, ``"GPD-2@100"``
+RATED = ("GPD-2",)
 
 
 def protocol(name: str, root=None) -> Protocol:
-    """Build an evaluation protocol by name: ``"GPD-1"``, ``"NE-1"`` or ``"CAM-1"``.
+    """Build an evaluation protocol by name: ``"GPD-1"``, ``"GPD-2"``, ``"NE-1"`` or
+    ``"CAM-1"``.
+
+    ``"GPD-2"`` is at 20 Hz; ``"GPD-2@100"`` takes the whole walks at the recorded 100 Hz
+    (``"GPD-2@<Hz>"``: any rate that splits 100 Hz into whole blocks). The rate is part
+    of the name, so it works wherever a protocol is named (``medspt study run
+    --protocol GPD-2@100``, the benchmarks' ``--protocol``).
 
     ``root`` is the dataset folder (or a folder holding ``gaitpdb/``, ``noneeg/``,
     ``camargo2021/``); by default the local copy found by
@@ -260,7 +395,20 @@ def protocol(name: str, root=None) -> Protocol:
     give identical windows and folds.
     """
     key = re.sub(r"[\s_\-]", "", str(name)).upper()
+    base, _, rate = key.partition("@")
     table = {re.sub(r"-", "", k): k for k in PROTOCOLS}
-    if key not in table:
-        raise InputError(f"unknown protocol {name!r}; choose from {list(PROTOCOLS)!r}")
-    return PROTOCOLS[table[key]](root)
+    if base not in table:
+        raise InputError(
+            f"unknown protocol {name!r}; choose from {list(PROTOCOLS)!r} "
+            "(GPD-2 also as 'GPD-2@100', at 100 Hz)"
+        )
+    found = table[base]
+    if not rate:
+        return PROTOCOLS[found](root)
+    hz = re.fullmatch(r"(\d+(?:\.\d+)?)(?:HZ)?", rate)
+    if found not in RATED or hz is None:
+        raise InputError(
+            f"protocol {name!r}: only {', '.join(RATED)} takes a rate after '@' "
+            "(e.g. 'GPD-2@100', in Hz)"
+        )
+    return PROTOCOLS[found](root, rate=float(hz[1]))

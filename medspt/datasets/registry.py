@@ -118,7 +118,10 @@ GAITPD = DatasetInfo(
         "(100 -> 20 Hz); windows of 10 s (200 samples), stride 5 s; PD (1) vs control (0); "
         "5-fold StratifiedGroupKFold(shuffle=True, random_state=0) by subject; "
         "training-fold standardization; metrics: window accuracy, subject accuracy, "
-        "balanced accuracy. Self-check: 3,481 windows (control 1,465, PD 2,016)."
+        "balanced accuracy. Self-check: 3,481 windows (control 1,465, PD 2,016). "
+        "GPD-2: the same subjects and folds, one case per whole walk (20 Hz block means, "
+        "806-5,273 samples; 'GPD-2@100': the recorded 100 Hz), NaN-padded to the longest; "
+        "subject-level accuracy and balanced accuracy."
     ),
     always_files=("demographics.txt", "demographics.xls", "format.txt"),
     get_from=("https://physionet.org/content/gaitpdb/1.0.0/",),

@@ -170,8 +170,9 @@ def _add_run(sub) -> None:
     src = q.add_mutually_exclusive_group(required=True)
     src.add_argument(
         "--protocol",
-        help="GPD-1, NE-1 or CAM-1: a dataset protocol's windows and folds (real data via "
-        "MEDSPT_DATA); no data options with it (default: none, give --protocol or --data)",
+        help="GPD-1, GPD-2 (whole walks; GPD-2@100 at 100 Hz), NE-1 or CAM-1: a dataset "
+        "protocol's windows and folds (real data via MEDSPT_DATA); no data options with it "
+        "(default: none, give --protocol or --data)",
     )
     src.add_argument(
         "--data",
