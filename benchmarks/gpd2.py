@@ -44,6 +44,7 @@ skipped with the reason printed.
 
     python benchmarks/gpd2.py cost                        # results/gpd2_cost.{md,csv}
     python benchmarks/gpd2.py cost --rates 20 --steps 2 --no-write
+    python benchmarks/gpd2.py cost --attn-dropout 0 --tag attn-dropout0
     python benchmarks/gpd2.py accuracy --folds 0 --seeds 0 --epochs 2 --pretrain-epochs 2 \\
         --min-steps 0 --tag short                         # a short end-to-end run
     python benchmarks/gpd2.py accuracy                    # 5 folds × 3 seeds
