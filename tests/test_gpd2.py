@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 import torch
 from conftest import real_dataset
+from model_pairs import same_weights
 from test_protocols import check_folds, small_gait  # noqa: F401  (small_gait: fixture)
 
 import medspt.attention  # noqa: F401  (registers "hierarchical")
@@ -154,8 +155,10 @@ def test_real_gpd2_at_100_hz(real):
 
 def _models(attention, options, short: int, long: int):
     """Two tiny models with the same weights, for GPD-2 cases padded to ``short`` and
-    to ``long`` steps (the learned position table's first rows are shared)."""
-    base = dict(
+    to ``long`` steps."""
+    return same_weights(
+        short,
+        long,
         n_channels=18,
         n_classes=2,
         patch_len=8,
@@ -166,17 +169,6 @@ def _models(attention, options, short: int, long: int):
         attention=attention,
         attention_options=options,
     )
-    torch.manual_seed(0)
-    a = SPTTransformer(ModelConfig(n_steps=short, **base)).eval()
-    b = SPTTransformer(ModelConfig(n_steps=long, **base)).eval()
-    sa, sb = a.state_dict(), b.state_dict()
-    for k in sb:
-        if k == "pos":
-            sb[k] = torch.cat([sa[k], sb[k][:, sa[k].shape[1] :]], dim=1)
-        else:
-            sb[k] = sa[k]
-    b.load_state_dict(sb)
-    return a, b
 
 
 @pytest.fixture(scope="module")

@@ -5,18 +5,20 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from model_pairs import same_weights
 
 import medspt.attention  # noqa: F401  (registers "hierarchical")
 from medspt import fit_spt, load
 from medspt.errors import InputError
 from medspt.masking import make_mask
-from medspt.model import ModelConfig, SPTTransformer
 from medspt.training import masked_mse
 
 
 def _pair(attention, options, pooling, positional, short=40, long=96):
     """Two models with the same weights for windows of `short` and `long` steps."""
-    base = dict(
+    return same_weights(
+        short,
+        long,
         n_channels=3,
         n_classes=3,
         patch_len=4,
@@ -27,17 +29,6 @@ def _pair(attention, options, pooling, positional, short=40, long=96):
         pooling=pooling,
         positional=positional,
     )
-    torch.manual_seed(0)
-    a = SPTTransformer(ModelConfig(n_steps=short, **base)).eval()
-    b = SPTTransformer(ModelConfig(n_steps=long, **base)).eval()
-    sd, sa = b.state_dict(), a.state_dict()
-    for k in sd:
-        if k == "pos":  # learned table: the first rows are the short model's
-            sd[k] = torch.cat([sa[k], sd[k][:, sa[k].shape[1] :]], dim=1)
-        else:
-            sd[k] = sa[k]
-    b.load_state_dict(sd)
-    return a, b
 
 
 @pytest.mark.parametrize("pooling", ["mean", "cls"])
