@@ -753,7 +753,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Command-line options (see ``--help``)."""
     d = Settings()
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--protocol", default="GPD-1", help="GPD-1, NE-1, CAM-1 or demo (default GPD-1)")
+    p.add_argument(
+        "--protocol", default="GPD-1", help="GPD-1, GPD-2, NE-1, CAM-1 or demo (default GPD-1)"
+    )
     p.add_argument("--root", help="dataset folder (default: $MEDSPT_DATA or the local copy)")
     p.add_argument("--folds", type=int, nargs="+", help="fold numbers to run (default: all)")
     p.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))

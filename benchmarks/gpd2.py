@@ -692,6 +692,42 @@ def _gpd1_pairs(mine: list[str], theirs: list[str]) -> list[tuple[str, str]]:
     return [(a, b) for a in mine for b in wanted if kind(a) == kind(b)]
 
 
+def _gain_lines(p2: pd.DataFrame, g1: pd.DataFrame) -> list[str]:
+    """SPT's gain over scratch on whole walks against its gain on GPD-1's windows
+    (aggregated per subject), over the subjects both scored (``compare_gains``)."""
+    from medspt.stats import compare_gains
+
+    ref = [c for c in dict.fromkeys(g1["config"]) if c.split(": ")[-1].startswith("spt")]
+    ref_scratch = "GPD-1 → subject: scratch"
+    if not ref or ref_scratch not in set(g1["config"]):
+        return []
+    lines = [
+        "| whole walks | windows | metric | gain, whole walks | gain, windows | difference "
+        "| 95 % CI | p |",
+        "|---|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for spt in [c for c in dict.fromkeys(p2["config"]) if c.startswith("spt-")]:
+        scratch = spt.replace("spt-", "scratch-", 1)
+        if scratch not in set(p2["config"]):
+            continue
+        for r in ref:
+            for metric in ("balanced_accuracy", "accuracy"):
+                g = compare_gains(
+                    p2[p2["config"] == spt],
+                    p2[p2["config"] == scratch],
+                    g1[g1["config"] == r],
+                    g1[g1["config"] == ref_scratch],
+                    metric,
+                )
+                lines.append(
+                    f"| {spt} − {scratch} | {r.split(': ')[-1]} − scratch "
+                    f"| {metric.replace('_', ' ')} | {g['gain']:+.3f} | {g['gain_ref']:+.3f} "
+                    f"| {g['diff']:+.3f} | [{g['ci_low']:+.3f}, {g['ci_high']:+.3f}] "
+                    f"| {_p(g['p_value'])} (n={g['n_subjects']}) |"
+                )
+    return lines if len(lines) > 2 else []
+
+
 def _p(p: float) -> str:
     return "–" if not np.isfinite(p) else ("<0.001" if p < 0.001 else f"{p:.3f}")
 
@@ -724,6 +760,14 @@ def _timing_lines(rows: pd.DataFrame) -> list[str]:
     return lines
 
 
+def _settings_text(rows: pd.DataFrame) -> str:
+    """The fits' shared settings, per configuration when they differ."""
+    by = rows.groupby("settings", sort=False)["config"].unique()
+    if len(by) == 1:
+        return f"`{by.index[0]}`"
+    return "; ".join(f"`{k}` ({', '.join(v)})" for k, v in by.items())
+
+
 def render_accuracy(args, notes: list[str], wall: float) -> str:
     csv, pred_path, _ = _paths(args)
     if not csv.is_file():
@@ -739,14 +783,14 @@ def render_accuracy(args, notes: list[str], wall: float) -> str:
     g1 = g1.assign(config="GPD-1 → subject: " + g1["config"].astype(str)) if len(g1) else g1
     g1_scores = _fold_scores(g1) if len(g1) else pd.DataFrame()
     protocols = ", ".join(sorted(set(rows.loc[gpd2, "protocol"])))
-    settings = sorted(set(rows.loc[gpd2, "settings"]))
+    settings = _settings_text(rows[gpd2])
     lines = [
         "# GPD-2: whole walks, one prediction per subject",
         "",
         f"{protocols}: one case per gaitpdb walk (165 subjects), padded with NaN to the "
         "longest walk; the subjects of GPD-1's five folds, fold by fold. medspt fits "
         "through `medspt.api.fit_fold` with `SPTClassifier`'s defaults except: "
-        + "; ".join(f"`{s}`" for s in settings)
+        + settings
         + " (plus each configuration's attention and, for scratch, `pretrain=False`). "
         "Accuracy and balanced accuracy are subject-level (one case per subject).",
         "",
@@ -764,6 +808,12 @@ def render_accuracy(args, notes: list[str], wall: float) -> str:
     ]
     spt = [c for c in dict.fromkeys(p2["config"]) if c.startswith("spt-")]
     pairs = [(c, c.replace("spt-", "scratch-", 1)) for c in spt]
+    present = set(p2["config"])
+    attention = [
+        (c, c.replace("-full", "-hierarchical"))
+        for c in dict.fromkeys(p2["config"])
+        if c.endswith("-full") and c.replace("-full", "-hierarchical") in present
+    ]
     for metric in ("balanced_accuracy", "accuracy"):
         table = _paired(pairs, scores, p2, metric)
         if table:
@@ -779,6 +829,18 @@ def render_accuracy(args, notes: list[str], wall: float) -> str:
                 *table,
                 "",
             ]
+    table = _paired(attention, scores, p2, "balanced_accuracy")
+    if table:
+        lines += [
+            "## Full against hierarchical attention (balanced accuracy)",
+            "",
+            "The same tests, on the subjects and seeds both configurations ran; where the "
+            "two ran with different settings (see above) the difference is not the "
+            "attention's alone.",
+            "",
+            *table,
+            "",
+        ]
     if len(g1):
         mine = list(dict.fromkeys(p2["config"]))
         theirs = list(dict.fromkeys(g1["config"]))
@@ -801,6 +863,20 @@ def render_accuracy(args, notes: list[str], wall: float) -> str:
             *[f"- {n}" for n in g1_notes],
             "",
         ]
+        gains = _gain_lines(p2, g1)
+        if gains:
+            lines += [
+                "## Does SPT help more on whole walks than on windows?",
+                "",
+                "SPT's gain over scratch on GPD-2 against its gain on GPD-1 (windows "
+                "aggregated per subject), per subject: (SPT − scratch, whole walks) − "
+                "(SPT − scratch, windows), seeds averaged within each subject and model, "
+                "summed over the subjects all four scored; sign-flip test and 95 % subject "
+                "bootstrap interval (`medspt.stats.compare_gains`).",
+                "",
+                *gains,
+                "",
+            ]
     lines += ["## Time", "", *_timing_lines(rows), ""]
     if notes:
         lines += ["## Notes", "", *[f"- {n}" for n in notes], ""]

@@ -9,6 +9,7 @@ from medspt.api import Results, comparison_table, summarize
 from medspt.stats import (
     bootstrap_ci,
     compare_folds,
+    compare_gains,
     compare_subjects,
     holm,
     sign_flip_test,
@@ -257,3 +258,53 @@ def test_subject_comparison_is_reproducible_and_uses_the_metric_asked_for():
     res = compare_subjects(a3, b, "accuracy")
     assert res["metric_a"] == pytest.approx(accuracy_score(a3["y"], a3["pred"]))
     assert res["metric_a"] != pytest.approx(balanced_accuracy_score(a3["y"], a3["pred"]))
+
+
+def test_gain_comparison_is_the_difference_of_the_two_pooled_gains():
+    rng = np.random.default_rng(5)
+    a, b, ra, rb = (
+        _predictions(p_correct=rng.uniform(0.3, 1.0, 40), seed=0, config=c)
+        for c in ("a", "b", "ra", "rb")
+    )
+    rb = rb[rb["subject"] != "S03"]  # a subject only three models scored is left out
+    res = compare_gains(a, b, ra, rb)
+    assert res["n_subjects"] == 39
+
+    def bacc(p):
+        p = p[p["subject"] != "S03"]
+        return balanced_accuracy_score(p["y"], p["pred"])
+
+    assert res["gain"] == pytest.approx(bacc(a) - bacc(b))
+    assert res["gain_ref"] == pytest.approx(bacc(ra) - bacc(rb))
+    assert res["diff"] == pytest.approx(res["gain"] - res["gain_ref"])
+    assert res["ci_low"] <= res["diff"] <= res["ci_high"]
+
+
+def test_equal_gains_give_p_one_and_a_gain_on_every_subject_is_significant():
+    a = _predictions(p_correct=np.ones(40), windows=10)
+    b = a.copy()
+    first = b.groupby("subject").head(1).index
+    b.loc[first, "pred"] = 1 - b.loc[first, "y"]  # b misses one window per subject
+    same = compare_gains(a, b, a.copy(), b.copy(), "accuracy")
+    assert same["diff"] == 0.0 and same["p_value"] == 1.0
+    assert same["gain"] == pytest.approx(0.1) == same["gain_ref"]
+    # the reference pair is equal: all of a's gain is extra, on all 40 subjects
+    more = compare_gains(a, b, a.copy(), a.copy(), "accuracy")
+    assert more["diff"] == pytest.approx(0.1)
+    assert more["gain_ref"] == 0.0
+    assert more["p_value"] < 0.01 and more["ci_low"] > 0
+    # the other way round the sign flips
+    less = compare_gains(a, a.copy(), a.copy(), b, "accuracy")
+    assert less["diff"] == pytest.approx(-0.1) and less["ci_high"] < 0
+
+
+def test_gain_comparison_averages_seeds_and_needs_common_subjects():
+    rng = np.random.default_rng(8)
+    frames = [_predictions(n_subjects=12, p_correct=rng.uniform(0.4, 0.9, 12)) for _ in range(4)]
+    one = compare_gains(*frames)
+    three = compare_gains(*(pd.concat([f.assign(seed=s) for s in range(3)]) for f in frames))
+    assert three["p_value"] == pytest.approx(one["p_value"])
+    assert three["diff"] == pytest.approx(one["diff"])
+    apart = frames[3].assign(subject="X" + frames[3]["subject"])
+    with pytest.raises(ValueError, match="subjects scored by all four models; 0 are"):
+        compare_gains(*frames[:3], apart)

@@ -365,7 +365,7 @@ def run_study(
         A long DataFrame or WindowSet (this process only), a CSV/Parquet file or
         ``"demo"`` (the built-in synthetic data), which other workers can load too.
         With ``protocol``, an optional data folder for the protocol.
-    protocol : {"GPD-1", "NE-1", "CAM-1"}, optional
+    protocol : {"GPD-1", "GPD-2", "NE-1", "CAM-1"}, optional
         Use a dataset protocol's windows and folds (DESIGN §4).
     depths, maskings, scratch, seeds
         The grid: every depth × {scratch, SPT with each masking} × seed.

@@ -1,0 +1,98 @@
+"""benchmarks/gpd2.py's report: GPD-1's windows aggregated per subject, and SPT's gain on
+whole walks against its gain on windows computed over the same subjects."""
+
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import gpd2  # noqa: E402
+
+SUBJECTS = [f"S{i:02d}" for i in range(10)]
+LABELS = np.arange(10) % 2  # S00 control, S01 PD, ...
+
+
+def _subject_rows(config, right, protocol="GPD-2", windows=1):
+    """One row per window; a subject's windows are all right or all wrong."""
+    rows = []
+    for i, (s, y) in enumerate(zip(SUBJECTS, LABELS)):
+        pred = y if right[i] else 1 - y
+        for w in range(windows):
+            rows.append(
+                dict(
+                    config=config,
+                    depth=2,
+                    seed=0,
+                    fold=(i // 2) % 2,  # both classes in each fold
+                    window=i * windows + w,
+                    subject=s,
+                    y=y,
+                    pred=pred,
+                    proba_control=0.9 if pred == 0 else 0.1,
+                    proba_PD=0.1 if pred == 0 else 0.9,
+                    protocol=protocol,
+                )
+            )
+    return pd.DataFrame(rows)
+
+
+def test_windows_become_one_prediction_per_subject_by_their_mean_probability():
+    w = pd.DataFrame(
+        dict(
+            config="c",
+            depth=2,
+            seed=0,
+            fold=0,
+            subject=["a", "a", "a", "b", "b"],
+            y=[1, 1, 1, 0, 0],
+            pred=[1, 0, 0, 0, 1],
+            proba_control=[0.1, 0.6, 0.6, 0.8, 0.3],
+            proba_PD=[0.9, 0.4, 0.4, 0.2, 0.7],
+        )
+    )
+    s = gpd2.per_subject(w).set_index("subject")
+    # a: mean PD 0.567 > 0.5 although two of its three windows said control
+    assert s.loc["a", "proba_PD"] == pytest.approx(1.7 / 3)
+    assert s.loc["a", "pred"] == 1 and s.loc["a", "y"] == 1
+    assert s.loc["b", "proba_PD"] == pytest.approx(0.45)
+    assert s.loc["b", "pred"] == 0
+    assert len(s) == 2
+
+
+def test_report_states_spts_gain_on_whole_walks_against_its_gain_on_windows(tmp_path):
+    half = np.arange(10) < 5
+    rows = pd.concat(
+        [
+            _subject_rows("spt-hierarchical", np.ones(10, bool)),
+            _subject_rows("scratch-hierarchical", half),  # right on S00-S04 only
+        ]
+    )
+    rows.to_csv(tmp_path / "gpd2_accuracy_predictions.csv", index=False)
+    fits = rows.groupby(["config", "fold", "seed", "protocol"], as_index=False).size()
+    fits = fits.assign(depth=2, wall_time_s=10.0, optimizer_steps=100, settings='{"patch_len": 8}')
+    fits.to_csv(tmp_path / "gpd2_accuracy.csv", index=False)
+    windows = pd.concat(
+        [
+            _subject_rows("spt-span", np.ones(10, bool), "GPD-1", windows=3),
+            _subject_rows("scratch", np.arange(10) != 0, "GPD-1", windows=3),  # S00 wrong
+        ]
+    ).drop(columns="protocol")
+    windows.to_csv(tmp_path / "gpd1.csv", index=False)
+    args = gpd2.parse_args(
+        ["report", "--out-dir", str(tmp_path), "--gpd1-predictions", str(tmp_path / "gpd1.csv")]
+    )
+    text = gpd2.render_accuracy(args, [], 1.0)
+    section = text.split("## Does SPT help more on whole walks than on windows?")[1]
+    acc = next(line for line in section.splitlines() if "| accuracy |" in line)
+    gain, gain_ref, diff = (float(x) for x in re.findall(r"[+-]\d\.\d{3}", acc)[:3])
+    assert gain == pytest.approx(0.5)  # 5 of 10 subjects more
+    assert gain_ref == pytest.approx(0.1)  # 1 of 10
+    assert diff == pytest.approx(0.4)
+    assert "(n=10)" in acc
+    # the subject-level comparison of SPT and scratch on whole walks
+    spt = next(line for line in text.splitlines() if line.startswith("| spt-hierarchical | scr"))
+    assert "+0.500" in spt
