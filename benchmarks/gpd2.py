@@ -411,8 +411,17 @@ def _done(csv: Path) -> set:
 
 
 def _append(path: Path, frame: pd.DataFrame) -> None:
+    """Append rows under the file's header; a row with new columns rewrites the file with
+    them (MiniRocket's rows and medspt's have different extra columns)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(path, mode="a", header=not path.is_file(), index=False)
+    if not path.is_file():
+        frame.to_csv(path, index=False)
+        return
+    header = pd.read_csv(path, nrows=0).columns.tolist()
+    if set(frame.columns) <= set(header):
+        frame.reindex(columns=header).to_csv(path, mode="a", header=False, index=False)
+    else:
+        pd.concat([pd.read_csv(path), frame], ignore_index=True).to_csv(path, index=False)
 
 
 def _fit_all(p, configs: dict, args, csv: Path, pred: Path) -> None:

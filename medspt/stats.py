@@ -203,19 +203,20 @@ def compare_gains(
         raise ValueError(
             f"compare_gains needs subjects scored by all four models; {len(common)} are"
         )
-    s = [_per_subject(f[f["subject"].astype(str).isin(common)], metric) for f in frames]
-    index = sorted(common)
-    sa, sb, ra, rb = (x.reindex(index).to_numpy(dtype=float) for x in s)
-    d = (sa - sb) - (ra - rb)
+    sa, sb, ra, rb = (
+        _per_subject(f[f["subject"].astype(str).isin(common)], metric) for f in frames
+    )
+    gain, gain_ref = sa - sb, ra - rb  # Series, aligned on the subject
+    d = (gain - gain_ref).to_numpy(dtype=float)
     lo, hi = bootstrap_ci(d, seed=seed)
     return {
-        "gain": float((sa - sb).sum()),
-        "gain_ref": float((ra - rb).sum()),
+        "gain": float(gain.sum()),
+        "gain_ref": float(gain_ref.sum()),
         "diff": float(d.sum()),
         "ci_low": lo,
         "ci_high": hi,
         "p_value": sign_flip_test(d, seed=seed),
-        "n_subjects": len(index),
+        "n_subjects": len(d),
     }
 
 

@@ -96,3 +96,17 @@ def test_report_states_spts_gain_on_whole_walks_against_its_gain_on_windows(tmp_
     # the subject-level comparison of SPT and scratch on whole walks
     spt = next(line for line in text.splitlines() if line.startswith("| spt-hierarchical | scr"))
     assert "+0.500" in spt
+
+
+def test_rows_with_other_columns_are_appended_under_one_header(tmp_path):
+    path = tmp_path / "rows.csv"
+    gpd2._append(path, pd.DataFrame([dict(config="spt", seed=0, wall_time_s=1.5)]))
+    gpd2._append(path, pd.DataFrame([dict(seed=1, config="scratch", wall_time_s=2.5)]))
+    gpd2._append(path, pd.DataFrame([dict(config="minirocket", seed=0, n_params=7)]))
+    gpd2._append(path, pd.DataFrame([dict(config="spt", seed=2)]))
+    got = pd.read_csv(path)
+    assert got.columns.tolist() == ["config", "seed", "wall_time_s", "n_params"]
+    assert got["config"].tolist() == ["spt", "scratch", "minirocket", "spt"]
+    assert got["seed"].tolist() == [0, 1, 0, 2]
+    assert got["wall_time_s"].tolist()[:2] == [1.5, 2.5]
+    assert got["n_params"].tolist()[2] == 7 and got["wall_time_s"].isna().tolist()[2:] == [1, 1]

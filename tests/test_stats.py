@@ -308,3 +308,20 @@ def test_gain_comparison_averages_seeds_and_needs_common_subjects():
     apart = frames[3].assign(subject="X" + frames[3]["subject"])
     with pytest.raises(ValueError, match="subjects scored by all four models; 0 are"):
         compare_gains(*frames[:3], apart)
+
+
+def test_gain_comparison_is_seeded_and_takes_two_subjects():
+    rng = np.random.default_rng(11)
+    frames = [_predictions(p_correct=rng.uniform(0.2, 1.0, 40)) for _ in range(4)]
+    res = compare_gains(*frames)
+    assert res == compare_gains(*frames, seed=0)
+    other = compare_gains(*frames, seed=3)
+    assert (other["ci_low"], other["p_value"]) != (res["ci_low"], res["p_value"])
+    s = [subject_scores(f) for f in frames]
+    d = ((s[0] - s[1]) - (s[2] - s[3])).to_numpy()
+    assert (other["ci_low"], other["ci_high"]) == bootstrap_ci(d, seed=3)
+    assert other["p_value"] == sign_flip_test(d, seed=3)
+    two = [f[f["subject"].isin(["S00", "S01"])] for f in frames]
+    assert compare_gains(*two)["n_subjects"] == 2
+    with pytest.raises(ValueError, match="1 are"):
+        compare_gains(*(f[f["subject"] == "S00"] for f in frames))
