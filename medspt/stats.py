@@ -141,6 +141,18 @@ def _per_subject(predictions: pd.DataFrame, metric: str) -> pd.Series:
     return pd.DataFrame(per_seed).mean(axis=1)
 
 
+def _tested(d: np.ndarray, seed: int) -> dict:
+    """The summed per-subject differences ``d`` with their interval and p-value."""
+    lo, hi = bootstrap_ci(d, seed=seed)
+    return {
+        "diff": float(d.sum()),
+        "ci_low": lo,
+        "ci_high": hi,
+        "p_value": sign_flip_test(d, seed=seed),
+        "n_subjects": len(d),
+    }
+
+
 def compare_subjects(
     a: pd.DataFrame, b: pd.DataFrame, metric: str = "balanced_accuracy", seed: int = 0
 ) -> dict:
@@ -160,16 +172,7 @@ def compare_subjects(
     sa, sb = _per_subject(a, metric), _per_subject(b, metric)
     both = sa.index.intersection(sb.index)
     d = (sa[both] - sb[both]).to_numpy()
-    lo, hi = bootstrap_ci(d, seed=seed)
-    return {
-        "metric_a": float(sa.sum()),
-        "metric_b": float(sb.sum()),
-        "diff": float(d.sum()),
-        "ci_low": lo,
-        "ci_high": hi,
-        "p_value": sign_flip_test(d, seed=seed),
-        "n_subjects": len(both),
-    }
+    return {"metric_a": float(sa.sum()), "metric_b": float(sb.sum()), **_tested(d, seed)}
 
 
 def compare_gains(
@@ -208,16 +211,7 @@ def compare_gains(
     )
     gain, gain_ref = sa - sb, ra - rb  # Series, aligned on the subject
     d = (gain - gain_ref).to_numpy(dtype=float)
-    lo, hi = bootstrap_ci(d, seed=seed)
-    return {
-        "gain": float(gain.sum()),
-        "gain_ref": float(gain_ref.sum()),
-        "diff": float(d.sum()),
-        "ci_low": lo,
-        "ci_high": hi,
-        "p_value": sign_flip_test(d, seed=seed),
-        "n_subjects": len(d),
-    }
+    return {"gain": float(gain.sum()), "gain_ref": float(gain_ref.sum()), **_tested(d, seed)}
 
 
 def compare_folds(a: pd.DataFrame, b: pd.DataFrame, metric: str = "balanced_accuracy") -> dict:
