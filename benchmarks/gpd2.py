@@ -838,6 +838,18 @@ def render_accuracy(args, notes: list[str], wall: float) -> str:
                 *table,
                 "",
             ]
+    rocket = [(c, "tsai-minirocket") for c in dict.fromkeys(p2["config"]) if c != "tsai-minirocket"]
+    table = _paired(rocket if "tsai-minirocket" in present else [], scores, p2, "balanced_accuracy")
+    if table:
+        lines += [
+            "## Against MiniRocket on the same whole walks (balanced accuracy)",
+            "",
+            "The same tests over the subjects both scored, each model's seeds averaged within "
+            "each subject (MiniRocket may have fewer seeds).",
+            "",
+            *table,
+            "",
+        ]
     table = _paired(attention, scores, p2, "balanced_accuracy")
     if table:
         lines += [

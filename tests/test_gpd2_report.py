@@ -69,6 +69,7 @@ def test_report_states_spts_gain_on_whole_walks_against_its_gain_on_windows(tmp_
         [
             _subject_rows("spt-hierarchical", np.ones(10, bool)),
             _subject_rows("scratch-hierarchical", half),  # right on S00-S04 only
+            _subject_rows("tsai-minirocket", np.arange(10) < 3),  # right on S00-S02
         ]
     )
     rows.to_csv(tmp_path / "gpd2_accuracy_predictions.csv", index=False)
@@ -96,6 +97,10 @@ def test_report_states_spts_gain_on_whole_walks_against_its_gain_on_windows(tmp_
     # the subject-level comparison of SPT and scratch on whole walks
     spt = next(line for line in text.splitlines() if line.startswith("| spt-hierarchical | scr"))
     assert "+0.500" in spt
+    # against MiniRocket on the same walks: balanced accuracy 1.0 against (2/5 + 1/5) / 2
+    rocket = text.split("## Against MiniRocket on the same whole walks")[1].split("##")[0]
+    spt = next(line for line in rocket.splitlines() if line.startswith("| spt-hierarchical"))
+    assert "| 1.000 | 0.300 | +0.700 |" in spt
 
 
 def test_rows_with_other_columns_are_appended_under_one_header(tmp_path):
