@@ -324,10 +324,11 @@ class HierarchicalAttention(nn.Module):
 
 
 def _from_config(cfg) -> HierarchicalAttention:
-    if cfg.positional == "alibi":
+    if cfg.positional in ("alibi", "relative"):
         raise ValueError(
-            "positional='alibi' biases every token pair and needs attention='full'; "
-            "hierarchical attention pools tokens, so use positional='learned' or 'sinusoidal'"
+            f"positional={cfg.positional!r} biases every token pair and needs "
+            "attention='full'; hierarchical attention pools tokens, so use "
+            "positional='learned' or 'sinusoidal'"
         )
     options = {"dropout": cfg.attention_dropout, **(cfg.attention_options or {})}
     return HierarchicalAttention(**options)

@@ -44,6 +44,33 @@ def patch_len_for(n_steps: int) -> int:
     return max(short, _pow2_ceil(n_steps / MAX_TOKENS))
 
 
+CONV_MAX_TOKENS = 128  # most tokens per window of the conv tokenizer
+MASK_RUNS = 16  # with the conv tokenizer, a mask hides runs of about 1/16 of a window
+
+
+def token_stride_for(n_steps: int) -> int:
+    """Token stride of the conv tokenizer for windows of ``n_steps`` steps: one token per
+    step, average-pooled to at most 128 tokens (hierarchical attention beyond).
+
+    >>> token_stride_for(24), token_stride_for(150), token_stride_for(200), token_stride_for(12000)
+    (1, 2, 2, 94)
+    """
+    if n_steps < 1:
+        raise ValueError(f"n_steps must be >= 1, got {n_steps}")
+    return -(-n_steps // CONV_MAX_TOKENS)
+
+
+def mask_run_for(n_steps: int, stride: int) -> int:
+    """Steps one mask unit hides with the conv tokenizer: about a sixteenth of the window,
+    at least one token. Its convolutions see many neighbours of a hidden step, so single
+    hidden steps would be interpolation; runs of a sixteenth make reconstruction a task.
+
+    >>> mask_run_for(200, 2), mask_run_for(24, 1), mask_run_for(200, 20)
+    (13, 2, 20)
+    """
+    return max(int(stride), -(-int(n_steps) // MASK_RUNS))
+
+
 def batch_size_for(n_train: int) -> int:
     """Batch size for ``n_train`` training windows: a power of two from 8 to 64 that gives
     an epoch at least 8 optimizer steps where the data allow.

@@ -29,7 +29,7 @@ from medspt.api import DATA_DEFAULTS
 from medspt.augment import AUGMENTATIONS, check_augment
 from medspt.estimator import SPTClassifier
 from medspt.masking import STRATEGIES
-from medspt.model import ATTENTION, POOLING, POSITIONAL
+from medspt.model import ATTENTION, EMBEDDING, POOLING, POSITIONAL
 
 __all__ = [
     "DEFAULTS",
@@ -229,14 +229,22 @@ _MODEL: dict[str, tuple[dict, str]] = {
     "n_heads": (dict(type=positive_int), "attention heads"),
     "patch_len": (
         dict(type=auto_or_int, metavar="{auto,N}"),
-        "time steps per token; auto: from the window length",
+        "time steps per token (the pooling stride with --embedding conv); auto: from the "
+        "window length",
+    ),
+    "embedding": (
+        dict(choices=EMBEDDING),
+        "how steps become tokens: conv (multi-scale convolutions) or patch (the paper's)",
     ),
     "dropout": (dict(type=float), "dropout rate"),
     "attn_dropout": (
         dict(type=float_or_none, metavar="{none,P}"),
         "dropout of the attention weights; none: as --dropout",
     ),
-    "positional": (dict(choices=POSITIONAL), "where a token sits (alibi: proximity bias)"),
+    "positional": (
+        dict(choices=POSITIONAL),
+        "where a token sits (alibi: fixed proximity bias; relative: learned per distance)",
+    ),
     "pooling": (dict(choices=POOLING), "how tokens become one vector"),
     "attention": (
         dict(choices=None),  # filled in when the parser is built (registered kinds)

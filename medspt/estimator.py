@@ -21,7 +21,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from medspt.augment import check_augment
-from medspt.auto import FEWEST_TOKENS, batch_size_for, patch_len_for
+from medspt.auto import (
+    FEWEST_TOKENS,
+    batch_size_for,
+    mask_run_for,
+    patch_len_for,
+    token_stride_for,
+)
 from medspt.core.jsonable import to_jsonable
 from medspt.core.splits import validation_split
 from medspt.core.stats import balanced_class_weights, channel_stats
@@ -276,14 +282,27 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         Time steps per token. Patching is what makes training fast. ``"auto"``: from the
         window (or longest case) length, :func:`medspt.auto.patch_len_for`: 8 for windows of
         96 steps or more, less for shorter ones (at least 12 tokens), more for windows over
-        4,096 steps (at most 512 tokens).
+        4,096 steps (at most 512 tokens). With ``embedding="conv"`` it is the token stride:
+        ``"auto"`` gives one token per step, average-pooled to at most 128 tokens
+        (:func:`medspt.auto.token_stride_for`).
+    embedding : {"patch", "conv"}, default="patch"
+        How steps become tokens. ``"patch"``: each patch is flattened and embedded
+        linearly (the SPT paper's setting). ``"conv"``: multi-scale dilated convolutions
+        per channel (shapes of 9 to 97 steps), a pointwise convolution that mixes the
+        channels, then average pooling over ``patch_len`` steps
+        (:class:`medspt.model.ConvTokenizer`). With ``"conv"`` and ``mask_unit="token"`` a
+        mask hides runs of about a sixteenth of the window (:func:`medspt.auto.mask_run_for`):
+        the convolutions would interpolate single hidden steps from their neighbours.
     dropout : float, default=0.1
     attn_dropout : float or None, default=None
         Dropout of the attention weights; None = ``dropout``. On CPU, 0 keeps torch's
         fused attention kernel: several times faster for windows of hundreds of tokens.
-    positional : {"learned", "sinusoidal", "alibi", "none"}, default="learned"
+    positional : {"learned", "sinusoidal", "alibi", "relative", "none"}, default="learned"
         Where a token sits in the window. ``"alibi"`` adds no embedding but biases every
         attention score by ``-m_h·|i−j|`` (a fixed proximity prior; full attention only).
+        ``"relative"`` learns one bias per head and token distance (eRPE-like; distances
+        beyond the training length share the last one, so longer cases can be predicted;
+        full attention only).
     pooling : {"mean", "cls"}, default="mean"
     attention : {"full", "hierarchical"}, default="full"
         Attention module. ``"hierarchical"`` attends over a pooled pyramid of tokens
@@ -423,6 +442,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         d_model: int = 64,
         n_heads: int = 4,
         patch_len: int | str = "auto",
+        embedding: str = "patch",
         dropout: float = 0.1,
         attn_dropout: float | None = None,
         positional: str = "learned",
@@ -465,6 +485,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         self.d_model = d_model
         self.n_heads = n_heads
         self.patch_len = patch_len
+        self.embedding = embedding
         self.dropout = dropout
         self.attn_dropout = attn_dropout
         self.positional = positional
@@ -666,14 +687,31 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             )
         return X, y, groups, source
 
+    def _auto_patch_len(self, T: int) -> int:
+        """``patch_len="auto"`` for windows of ``T`` steps: the patch length
+        (:func:`~medspt.auto.patch_len_for`) or the conv tokenizer's stride
+        (:func:`~medspt.auto.token_stride_for`)."""
+        return token_stride_for(T) if self.embedding == "conv" else patch_len_for(T)
+
+    def _mask_token_len(self) -> int | None:
+        """Steps one mask unit hides with ``mask_unit="token"``: a patch, or with the conv
+        tokenizer a run of about a sixteenth of the window (:func:`~medspt.auto.mask_run_for`);
+        None for step masks."""
+        if self.mask_unit != "token":
+            return None
+        if self.embedding == "conv":
+            return mask_run_for(self.n_steps_, self.patch_len_)
+        return self.patch_len_
+
     def _resolve_patch_len(self, T: int) -> int:
         """The patch length for windows of ``T`` steps: refuses a patch longer than the
         windows, warns when the windows make fewer than a few tokens."""
-        P = patch_len_for(T) if self.patch_len == "auto" else int(self.patch_len)
+        auto = self._auto_patch_len(T)
+        P = auto if self.patch_len == "auto" else int(self.patch_len)
         if P > T:
             raise InputError(
                 f"patch_len={P} is longer than the windows ({T} steps): a window must hold "
-                f"at least one patch. Use patch_len='auto' (chooses {patch_len_for(T)} here) "
+                f"at least one patch. Use patch_len='auto' (chooses {auto} here) "
                 f"or a patch_len of at most {max(1, T // FEWEST_TOKENS)}, or longer windows "
                 "(window=...)"
             )
@@ -682,7 +720,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             fix = (
                 "use longer windows (window=...)"
                 if P == 1
-                else f"use patch_len='auto' (chooses {patch_len_for(T)} here) or a patch_len "
+                else f"use patch_len='auto' (chooses {auto} here) or a patch_len "
                 f"of at most {max(1, T // FEWEST_TOKENS)}, or longer windows (window=...)"
             )
             warnings.warn(
@@ -753,6 +791,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             d_model=int(self.d_model),
             n_heads=int(self.n_heads),
             patch_len=self.patch_len_,
+            embedding=self.embedding,
             dropout=float(self.dropout),
             attn_dropout=None if self.attn_dropout is None else float(self.attn_dropout),
             positional=self.positional,
@@ -844,7 +883,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             masking=self.masking,
             mask_ratio=float(self.mask_ratio),
             mean_span=float(self.mean_span),
-            token_len=self.patch_len_ if self.mask_unit == "token" else None,
+            token_len=self._mask_token_len(),
             channel_groups=data.channel_groups,
             config=self._train_config(seed, epochs),
         )
@@ -1198,6 +1237,7 @@ def load(path: str | Path) -> SPTClassifier:
     """
     meta, members = read_model_file(path)
     params = dict(meta["params"])
+    params.setdefault("embedding", "patch")  # files from before the conv tokenizer
     if isinstance(params.get("masking"), str) and params["masking"].startswith("<callable"):
         params["masking"] = "span"  # the callable itself is not stored; refit to reuse it
     est = SPTClassifier(**params)

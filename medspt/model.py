@@ -1,10 +1,21 @@
 """The depth-parameterized Transformer of medspt, in one file.
 
 Input values with hidden entries (masked for pretraining, or missing) set to zero, plus an
-indicator channel per input channel that says which entries are hidden, are cut into
-patches of ``patch_len`` steps; each patch becomes one token. ``depth`` pre-norm blocks
-follow, then two heads: a reconstruction head that predicts every value of every patch,
-and a classification head on the pooled tokens.
+indicator channel per input channel that says which entries are hidden, become tokens of
+``patch_len`` steps each, in one of two ways (``embedding``):
+
+- ``"patch"``: each patch of ``patch_len`` steps is flattened and embedded by one linear
+  layer (the SPT paper's setting);
+- ``"conv"``: multi-scale dilated temporal convolutions per channel (shapes of 9 to 97
+  steps), a pointwise convolution that mixes all channels, then average pooling over
+  ``patch_len`` steps (the token stride). Convolutional embeddings are what make
+  ConvTran-like models competitive on small sets.
+
+``depth`` pre-norm blocks follow, then two heads: a reconstruction head that predicts every
+value of every token's steps, and a classification head on the pooled tokens. Positions are
+absolute (learned, sinusoidal), a fixed proximity bias (ALiBi) or a learned per-head bias
+of the token distance (``"relative"``, eRPE-like; distances beyond the training length are
+clipped, so any length can be predicted).
 
 Windows of different lengths share a batch by padding: trailing steps missing (NaN) in
 every channel are padding, and tokens made only of padding are never attended to, never
@@ -29,7 +40,10 @@ import torch.nn.functional as F
 from medspt.errors import InputError
 from medspt.params import Rule, check, flag, integer, interval, one_of
 
-POSITIONAL = ("learned", "sinusoidal", "alibi", "none")
+POSITIONAL = ("learned", "sinusoidal", "alibi", "relative", "none")
+EMBEDDING = ("patch", "conv")
+CONV_KERNEL = 9  # of every temporal convolution of the conv tokenizer
+CONV_DILATIONS = (1, 4, 12)  # receptive fields of 9, 33 and 97 steps
 HEAD_PREFIXES = ("head.", "stats_head.")  # parameter names of the classification head
 POOLING = ("mean", "cls")
 
@@ -42,7 +56,10 @@ class ModelConfig:
     depth: int = 2
     d_model: int = 64
     n_heads: int = 4
-    patch_len: int = 8
+    patch_len: int = 8  # steps per token (the pooling stride with embedding="conv")
+    embedding: str = "patch"
+    # filters per channel and dilation of the conv tokenizer; None = from the channels
+    conv_filters: int | None = None
     dropout: float = 0.1
     # dropout of attention weights; None = `dropout`. On CPU any attention dropout makes
     # torch leave its fused kernel: at 1,000 tokens training runs ~6x slower.
@@ -66,6 +83,14 @@ class ModelConfig:
     @property
     def n_patches(self) -> int:
         return math.ceil(self.n_steps / self.patch_len)
+
+    @property
+    def n_conv_filters(self) -> int:
+        """Filters per channel and dilation: about 48 features per step in all, 4 to 16
+        per channel and dilation (more channels, fewer each)."""
+        if self.conv_filters is not None:
+            return int(self.conv_filters)
+        return int(min(16, max(4, math.ceil(48 / (len(CONV_DILATIONS) * self.n_channels)))))
 
     def validate(self) -> None:
         """Raise :class:`InputError` naming the first bad setting."""
@@ -110,31 +135,34 @@ class FullAttention(nn.Module):
         self.has_cls = config.pooling == "cls"
         self._bias: torch.Tensor | None = None
 
-    def _mask(self, q, key_padding_mask):
-        """SDPA's ``attn_mask``: boolean (True = attend), float (additive), or None."""
+    def _mask(self, q, key_padding_mask, bias=None):
+        """SDPA's ``attn_mask``: boolean (True = attend), float (additive), or None.
+        ``bias (H, N, N)``: a learned additive bias (relative positions), or None."""
         N = q.shape[2]
         pad = None
         if key_padding_mask is not None:
             pad = ~key_padding_mask[:, None, None, :]  # (B, 1, 1, N), True = attend
-        if not self.alibi:
+        if self.alibi:
+            if self._bias is None or self._bias.shape[-1] != N or self._bias.device != q.device:
+                self._bias = alibi_bias(self.n_heads, N, self.has_cls).to(q.device)
+            bias = self._bias
+        if bias is None:
             return pad
-        if self._bias is None or self._bias.shape[-1] != N or self._bias.device != q.device:
-            self._bias = alibi_bias(self.n_heads, N, self.has_cls).to(q.device)
-        bias = self._bias.to(q.dtype)[None]  # (1, H, N, N)
+        bias = bias.to(q.dtype)[None]  # (1, H, N, N)
         if pad is not None:
             bias = bias.masked_fill(~pad, -math.inf)  # (B, H, N, N)
         return bias
 
-    def forward(self, q, k, v, key_padding_mask=None):
-        # q, k, v: (B, H, N, Dh); key_padding_mask: (B, N), True = padding
+    def forward(self, q, k, v, key_padding_mask=None, bias=None):
+        # q, k, v: (B, H, N, Dh); key_padding_mask: (B, N), True = padding; bias (H, N, N)
         p = self.dropout if self.training else 0.0
-        mask = self._mask(q, key_padding_mask)
+        mask = self._mask(q, key_padding_mask, bias)
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
 
-    def attention_weights(self, q, k, key_padding_mask=None) -> torch.Tensor:
+    def attention_weights(self, q, k, key_padding_mask=None, bias=None) -> torch.Tensor:
         """The attention probabilities ``forward`` uses, ``(B, H, N, N)`` (no dropout)."""
         s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, H, N, N)
-        mask = self._mask(q, key_padding_mask)
+        mask = self._mask(q, key_padding_mask, bias)
         if mask is not None:
             s = s.masked_fill(~mask, -math.inf) if mask.dtype == torch.bool else s + mask
         return torch.softmax(s, dim=-1)
@@ -173,6 +201,11 @@ MODEL_RULES: dict[str, Rule] = {
     "d_model": integer(1),
     "n_heads": integer(1),
     "patch_len": integer(1),
+    "embedding": one_of(EMBEDDING),
+    "conv_filters": Rule(
+        lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 1),
+        "be a positive integer or None",
+    ),
     "dropout": interval("[0, 1)"),
     "attn_dropout": interval("[0, 1)", none=True),
     "positional": one_of(POSITIONAL),
@@ -199,6 +232,25 @@ def check_model_params(values: Mapping[str, Any]) -> None:
 # --------------------------------------------------------------------------- blocks
 
 
+class RelativeBias(nn.Module):
+    """A learned bias per head and token distance ``i - j`` (eRPE-like, Foumani et al.
+    2024), added to the attention scores; distances beyond the training length ``n_max``
+    share the bias of the longest one, so longer cases can be predicted. A class token
+    (first position, ``has_cls``) has no place in time: its bias is zero."""
+
+    def __init__(self, n_heads: int, n_max: int, has_cls: bool = False):
+        super().__init__()
+        self.n_max, self.off = n_max, int(has_cls)
+        self.table = nn.Parameter(torch.zeros(n_heads, 2 * n_max - 1))  # (H, 2R-1)
+
+    def forward(self, n_tokens: int) -> torch.Tensor:
+        """The bias ``(H, N, N)`` between ``n_tokens`` tokens."""
+        pos = torch.arange(n_tokens - self.off, device=self.table.device)
+        dist = (pos[:, None] - pos[None, :]).clamp(1 - self.n_max, self.n_max - 1)
+        bias = self.table[:, dist + self.n_max - 1]  # (H, N', N')
+        return F.pad(bias, (self.off, 0, self.off, 0))
+
+
 class SelfAttention(nn.Module):
     def __init__(self, config: ModelConfig):
         super().__init__()
@@ -207,12 +259,20 @@ class SelfAttention(nn.Module):
         self.proj = nn.Linear(config.d_model, config.d_model)
         self.attend = make_attention(config)
         self.drop = nn.Dropout(config.dropout)
+        self.rel = (
+            RelativeBias(config.n_heads, config.n_patches, config.pooling == "cls")
+            if config.positional == "relative"
+            else None
+        )
 
     def forward(self, x, key_padding_mask=None):
         B, N, D = x.shape
         q, k, v = self.qkv(x).split(D, dim=2)  # each (B, N, D)
         q, k, v = (t.view(B, N, self.n_heads, D // self.n_heads).transpose(1, 2) for t in (q, k, v))
-        y = self.attend(q, k, v, key_padding_mask)  # (B, H, N, Dh)
+        if self.rel is None:
+            y = self.attend(q, k, v, key_padding_mask)  # (B, H, N, Dh)
+        else:
+            y = self.attend(q, k, v, key_padding_mask, bias=self.rel(N))
         y = y.transpose(1, 2).reshape(B, N, D)
         return self.drop(self.proj(y))
 
@@ -254,11 +314,42 @@ def sinusoidal_table(n: int, d: int) -> torch.Tensor:
     return table
 
 
+class ConvTokenizer(nn.Module):
+    """Values and hidden-indicators ``(B, 2C, T)`` → tokens ``(B, T / patch_len, D)``.
+
+    Per channel, temporal convolutions at the dilations :data:`CONV_DILATIONS` (kernel
+    :data:`CONV_KERNEL`, zero padding, so an output step depends only on its neighbours);
+    a pointwise convolution mixes every channel and scale into ``d_model`` features per
+    step; average pooling over ``patch_len`` steps makes the tokens. ``T`` must be a
+    multiple of ``patch_len``."""
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        C, F_, D = config.n_channels, config.n_conv_filters, config.d_model
+        self.stride = config.patch_len
+        self.scales = nn.ModuleList(
+            nn.Conv1d(
+                2 * C, C * F_, CONV_KERNEL, padding=d * (CONV_KERNEL // 2), dilation=d, groups=C
+            )
+            for d in CONV_DILATIONS
+        )
+        self.mix = nn.Conv1d(len(CONV_DILATIONS) * C * F_, D, 1)
+
+    def forward(self, vals: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
+        B, C, T = vals.shape  # vals, hidden: (B, C, T)
+        inp = torch.stack([vals, hidden], dim=2).view(B, 2 * C, T)  # a group per channel
+        h = F.gelu(torch.cat([conv(inp) for conv in self.scales], dim=1))  # (B, 3CF, T)
+        h = F.gelu(self.mix(h))  # (B, D, T)
+        h = F.avg_pool1d(h, self.stride)  # (B, D, T / stride)
+        return h.transpose(1, 2)  # (B, N, D)
+
+
 # --------------------------------------------------------------------------- model
 
 
 class SPTTransformer(nn.Module):
-    """Patch-token Transformer encoder with reconstruction and classification heads."""
+    """Transformer encoder (patch or convolutional tokens) with reconstruction and
+    classification heads."""
 
     def __init__(self, config: ModelConfig):
         super().__init__()
@@ -266,7 +357,10 @@ class SPTTransformer(nn.Module):
         self.config = config
         C, P, D = config.n_channels, config.patch_len, config.d_model
         n_tok = config.n_patches + (config.pooling == "cls")
-        self.embed = nn.Linear(2 * C * P, D)  # values + hidden-indicator of one patch
+        if config.embedding == "conv":
+            self.embed = ConvTokenizer(config)
+        else:
+            self.embed = nn.Linear(2 * C * P, D)  # values + hidden-indicator of one patch
         if config.positional == "learned":
             self.pos = nn.Parameter(torch.zeros(1, n_tok, D))
             nn.init.normal_(self.pos, std=0.02)
@@ -315,9 +409,7 @@ class SPTTransformer(nn.Module):
         otherwise)."""
         cfg = self.config
         B, C, T = x.shape
-        all_missing = torch.isnan(x).all(dim=1).to(torch.int8)  # (B, T)
-        # trailing run: cumulative minimum from the end stays 1 until an observed step
-        pad_t = all_missing.flip(1).cummin(dim=1).values.flip(1).bool()  # (B, T)
+        pad_t = self.padding_steps(x)  # (B, T)
         extra = cfg.n_patches * cfg.patch_len - T
         pad_t = F.pad(pad_t, (0, extra), value=True)
         pad_tok = pad_t.view(B, cfg.n_patches, cfg.patch_len).all(-1)  # (B, n_p)
@@ -347,10 +439,9 @@ class SPTTransformer(nn.Module):
         batch, which on a GPU makes the host wait for the device. The training loop
         decides once per dataset so that its steps never wait.
         """
-        cfg = self.config
         B, C, T = x.shape
-        P, n_p = cfg.patch_len, cfg.n_patches
         missing = torch.isnan(x)
+        pad_t = self.padding_steps(x)  # (B, T)
         pad_tok = self.token_padding(x)  # (B, N)
         if padded is None:
             padded = bool(pad_tok.any())
@@ -358,13 +449,7 @@ class SPTTransformer(nn.Module):
         hide = missing if hidden is None else (hidden | missing)
         x = self.instance_normalize(x, hidden)
         vals = torch.where(hide, torch.zeros((), dtype=x.dtype, device=x.device), x)
-        inp = torch.cat([vals, hide.to(x.dtype)], dim=1)  # (B, 2C, T)
-        pad = n_p * P - T
-        if pad:  # trailing steps of the last patch: zero value, flagged hidden
-            inp = F.pad(inp, (0, pad))
-            inp[:, C:, T:] = 1.0
-        tok = inp.view(B, 2 * C, n_p, P).permute(0, 2, 1, 3).reshape(B, n_p, 2 * C * P)
-        h = self.embed(tok)  # (B, n_p, D)
+        h = self.tokenize(vals, hide, pad_t)  # (B, n_p, D)
         if self.cls_token is not None:
             h = torch.cat([self.cls_token.expand(B, -1, -1), h], dim=1)
         if self.pos is not None:
@@ -374,6 +459,34 @@ class SPTTransformer(nn.Module):
             h = block(h, key_padding)
         h = self.ln_f(h)  # (B, N, D)
         return (h, pad_tok) if return_padding else h
+
+    def tokenize(self, vals: torch.Tensor, hide: torch.Tensor, pad_t: torch.Tensor) -> torch.Tensor:
+        """Tokens ``(B, n_p, D)`` of values ``vals (B, C, T)`` (zero where hidden), the
+        hidden-indicator ``hide (B, C, T)`` and the padding steps ``pad_t (B, T)``;
+        windows are padded to whole tokens."""
+        cfg = self.config
+        B, C, T = vals.shape
+        P, n_p = cfg.patch_len, cfg.n_patches
+        pad = n_p * P - T
+        if cfg.embedding == "conv":
+            # padding reads as the convolutions' own zero padding (value 0, not flagged),
+            # so a case's tokens do not depend on how much padding follows it
+            flag = (hide & ~pad_t[:, None, :]).to(vals.dtype)
+            return self.embed(F.pad(vals, (0, pad)), F.pad(flag, (0, pad)))
+        inp = torch.cat([vals, hide.to(vals.dtype)], dim=1)  # (B, 2C, T)
+        if pad:  # trailing steps of the last patch: zero value, flagged hidden
+            inp = F.pad(inp, (0, pad))
+            inp[:, C:, T:] = 1.0
+        tok = inp.view(B, 2 * C, n_p, P).permute(0, 2, 1, 3).reshape(B, n_p, 2 * C * P)
+        return self.embed(tok)
+
+    @staticmethod
+    def padding_steps(x: torch.Tensor) -> torch.Tensor:
+        """Padding steps of windows ``x (B, C, T)``, ``(B, T)`` (True = padding): the run
+        of trailing steps where every channel is NaN."""
+        all_missing = torch.isnan(x).all(dim=1).to(torch.int8)  # (B, T)
+        # trailing run: cumulative minimum from the end stays 1 until an observed step
+        return all_missing.flip(1).cummin(dim=1).values.flip(1).bool()
 
     def instance_normalize(
         self, x: torch.Tensor, hidden: torch.Tensor | None = None
