@@ -1,0 +1,228 @@
+"""Round 4 (the model issue): choose the default tokenizer, positions and budget by inner
+validation on development data only, never by test scores.
+
+The rule, committed before any of its runs:
+
+- Candidates (every one with ``attn_dropout=0``, the speed change of the same issue, which
+  keeps torch's fused attention; otherwise the estimator's defaults of the commit that
+  declares this round):
+
+  1. ``patch``: the current default (patch tokens, learned absolute positions, 10 + 15
+     epochs with a floor of 600 optimizer steps per stage);
+  2. ``conv``: ``embedding="conv"`` (multi-scale convolutional tokens, at most 128 per
+     case) and ``positional="relative"`` (a learned bias per head and token distance),
+     same budget;
+  3. ``conv, long``: ``conv`` with a floor of 1,500 optimizer steps per stage
+     (``min_steps=1500``), the reference's budget for small sets; early stopping stays as
+     it is (validation subjects when there are at least 4, patience 10).
+
+  Candidates come in the order simple → complex.
+- Development data, four parts of equal weight:
+
+  - ``GPD-1`` and ``NE-1``: outer fold 0 only (compute: one CPU machine). Only that
+    fold's training subjects are read, split once into inner-train and inner-validation
+    subjects (``select_defaults.inner_split``: 25 %, stratified, seed = fold). Score: the
+    inner-validation windows' balanced accuracy.
+  - ``public``: the six univariate public sets, 25 % of each *train* split held out
+    (``export_public_sets.inner_split``, the split MiniRocket's inner score uses); the
+    test splits are never read. Score: mean held-out accuracy. The multivariate sets stay
+    check sets.
+  - ``synthetic``: :func:`medspt.synthetic.make_task` ``"echo"`` (cross-channel timing),
+    ``"frequency"`` and ``"shape"`` (at a random position), 16 subjects each (seed 0):
+    subjects s00–s11 train, s12–s15 are scored. Score: mean balanced accuracy.
+
+- One seed (``random_state=0``). A candidate's score is the mean of the four parts; the
+  highest wins, and a candidate within 0.005 of the best that comes earlier in the list
+  wins instead.
+- Rows record the candidate's resolved estimator parameters and the code revision; the
+  script refuses to run with uncommitted changes under ``medspt/``. Rows are appended,
+  never overwritten; a row counts as done only for the same parameters and revision.
+
+    MEDSPT_DATA=/path/to/data python benchmarks/select_model.py --parts GPD-1
+    python benchmarks/select_model.py --parts public synthetic
+    python benchmarks/select_model.py --report-only
+
+Results: ``benchmarks/results/select_model.csv`` and ``select_model.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from _common import RESULTS, git_revision, machine
+
+CANDIDATES: dict[str, dict] = {
+    "patch": {"attn_dropout": 0.0},
+    "conv": {"attn_dropout": 0.0, "embedding": "conv", "positional": "relative"},
+    "conv, long": {
+        "attn_dropout": 0.0,
+        "embedding": "conv",
+        "positional": "relative",
+        "min_steps": 1500,
+    },
+}
+PARTS = ("GPD-1", "NE-1", "public", "synthetic")
+TIE = 0.005
+CSV = RESULTS / "select_model.csv"
+MD = RESULTS / "select_model.md"
+PUBLIC_CACHE = Path("~/.cache/medspt/public_sets").expanduser()
+
+
+def resolved_params(overrides: dict) -> str:
+    """The estimator's full parameters with ``overrides``, as sorted JSON."""
+    from medspt import SPTClassifier
+
+    params = SPTClassifier(**overrides, random_state=0).get_params()
+    return json.dumps({k: params[k] for k in sorted(params)}, default=str)
+
+
+def fit_score(X_fit, y_fit, g_fit, X_val, y_val, overrides: dict) -> tuple[float, float]:
+    """Fit a candidate on the inner-train part, return (balanced accuracy on the held-out
+    part, fit seconds)."""
+    from sklearn.metrics import balanced_accuracy_score
+
+    from medspt import SPTClassifier
+
+    start = time.time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = SPTClassifier(**overrides, random_state=0).fit(X_fit, y_fit, groups=g_fit)
+        pred = clf.predict(X_val)
+    return float(balanced_accuracy_score(y_val, pred)), time.time() - start
+
+
+def protocol_items(name: str, root):
+    """GPD-1 / NE-1: outer fold 0's inner split, as one item."""
+    from select_defaults import inner_split
+
+    from medspt.datasets.protocols import protocol
+
+    p = protocol(name, root=root)
+    ws = p.windows
+    fit, val = inner_split(ws, np.asarray(p.folds[0][0]), 0)
+    labels = ws.classes[ws.y]
+    yield "fold 0", (ws.X[fit], labels[fit], ws.groups[fit], ws.X[val], labels[val])
+
+
+def public_items(_root):
+    """The six univariate public sets' inner splits of their train parts."""
+    from export_public_sets import UNIVARIATE, inner_split
+
+    for name in UNIVARIATE:
+        d = np.load(PUBLIC_CACHE / f"{name}.npz", allow_pickle=False)
+        X, y = d["X_train"], d["y_train"].astype(str)
+        fit, val = inner_split(y)
+        yield name, (X[fit], y[fit], None, X[val], y[val])
+
+
+def synthetic_items(_root):
+    """The three synthetic tasks: subjects s00-s11 train, s12-s15 scored."""
+    from medspt.synthetic import TASKS, make_task
+
+    for name in TASKS:
+        X, y, g = make_task(name, seed=0)
+        test = np.isin(g, ["s12", "s13", "s14", "s15"])
+        yield name, (X[~test], y[~test], g[~test], X[test], y[test])
+
+
+ITEMS = {"GPD-1": protocol_items, "NE-1": protocol_items, "public": public_items,
+         "synthetic": synthetic_items}  # fmt: skip
+
+
+def run(part: str, root, revision: str) -> None:
+    """Score every candidate on every item of ``part``, appending rows."""
+    done = (
+        pd.read_csv(CSV)
+        if CSV.exists()
+        else pd.DataFrame(columns=["part", "item", "candidate", "params", "revision"])
+    )
+    items = ITEMS[part](part, root) if part in ("GPD-1", "NE-1") else ITEMS[part](root)
+    for item, (X_fit, y_fit, g_fit, X_val, y_val) in items:
+        for name, overrides in CANDIDATES.items():
+            params = resolved_params(overrides)
+            key = (done["part"] == part) & (done["item"] == item) & (done["candidate"] == name)
+            if (key & (done["params"] == params) & (done["revision"] == revision)).any():
+                continue
+            score, fit_s = fit_score(X_fit, y_fit, g_fit, X_val, y_val, overrides)
+            row = dict(part=part, item=item, candidate=name, score=score, fit_s=fit_s,
+                       params=params, revision=revision)  # fmt: skip
+            print(f"{part:<9} {item:<22} {name:<12} {score:.3f} ({fit_s:.0f} s)", flush=True)
+            pd.DataFrame([row]).to_csv(CSV, mode="a", header=not CSV.exists(), index=False)
+
+
+def choose(rows: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
+    """Per-part means, the score and the winner under the declared rule (None until every
+    candidate has every part)."""
+    per = rows.pivot_table(index="candidate", columns="part", values="score", aggfunc="mean")
+    per = per.reindex(index=list(CANDIDATES), columns=list(PARTS))
+    per["score"] = per[list(PARTS)].mean(axis=1, skipna=False)
+    per["fit_s"] = rows.groupby("candidate")["fit_s"].mean().reindex(per.index)
+    if per["score"].isna().any():
+        return per, None
+    best = per["score"].max()
+    return per, next(c for c in per.index if per.loc[c, "score"] >= best - TIE)
+
+
+def report(rows: pd.DataFrame) -> str:
+    per, winner = choose(rows)
+    fmt = lambda v: "n/a" if pd.isna(v) else f"{v:.3f}"  # noqa: E731
+    lines = [
+        "# Round 4: the default model, chosen by inner validation (issue 28)",
+        "",
+        "The rule, candidates and data were committed before these runs "
+        "(`benchmarks/select_model.py`). Inner-validation scores only; no test split or "
+        f"outer test fold was read. The four parts weigh equally; ties within {TIE} go to "
+        "the earlier candidate. One seed.",
+        "",
+        "| candidate | " + " | ".join(PARTS) + " | score | mean fit (s) |",
+        "|---|" + "---:|" * (len(PARTS) + 2),
+    ]
+    for name, r in per.iterrows():
+        mark = " **chosen**" if name == winner else ""
+        cells = " | ".join(fmt(r[p]) for p in PARTS)
+        lines.append(f"| {name}{mark} | {cells} | {fmt(r['score'])} | {r['fit_s']:.0f} |")
+    lines += ["", f"Chosen: **{winner}**." if winner else "Not every part has run: no choice.",
+              "", "Per item:", "", "| part | item | " + " | ".join(CANDIDATES) + " |",
+              "|---|---|" + "---:|" * len(CANDIDATES)]  # fmt: skip
+    items = rows.pivot_table(index=["part", "item"], columns="candidate", values="score")
+    for (part, item), r in items.iterrows():
+        cells = " | ".join(fmt(r.get(c)) for c in CANDIDATES)
+        lines.append(f"| {part} | {item} | {cells} |")
+    revs = sorted(rows["revision"].unique())
+    where = "- machine: {cpu}, {cores} logical cores, {os}; torch threads 1".format(**machine())
+    lines += ["", f"- code: {', '.join(revs)}", where]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
+    ap.add_argument("--root", default=os.environ.get("MEDSPT_DATA"))
+    ap.add_argument("--report-only", action="store_true")
+    args = ap.parse_args(argv)
+    if not args.report_only:
+        import torch
+
+        torch.set_num_threads(1)  # one process per part on a small machine
+        revision = git_revision()
+        if "uncommitted" in revision:
+            sys.exit("select_model: commit the changes under medspt/ first (rows record the "
+                     "revision they ran on)")  # fmt: skip
+        for part in args.parts:
+            run(part, args.root, revision)
+    if CSV.exists():
+        MD.write_text(report(pd.read_csv(CSV)))
+        print(MD.read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
