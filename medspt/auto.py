@@ -44,20 +44,24 @@ def patch_len_for(n_steps: int) -> int:
     return max(short, _pow2_ceil(n_steps / MAX_TOKENS))
 
 
-CONV_MAX_TOKENS = 128  # most tokens per window of the conv tokenizer
+CONV_MAX_TOKENS = 64  # most tokens per window of the conv tokenizer (CPU cost)
 MASK_RUNS = 16  # with the conv tokenizer, a mask hides runs of about 1/16 of a window
 
 
 def token_stride_for(n_steps: int) -> int:
-    """Token stride of the conv tokenizer for windows of ``n_steps`` steps: one token per
-    step, average-pooled to at most 128 tokens (hierarchical attention beyond).
+    """Token stride of the conv tokenizer for windows of ``n_steps`` steps: the smallest
+    that gives at most 64 tokens (attention's cost grows with their square; hierarchical
+    attention beyond), rounded up to a multiple of the pooling a stride over 8 needs
+    (:func:`medspt.model.conv_steps`).
 
-    >>> token_stride_for(24), token_stride_for(150), token_stride_for(200), token_stride_for(12000)
-    (1, 2, 2, 94)
+    >>> token_stride_for(24), token_stride_for(150), token_stride_for(200), token_stride_for(1460)
+    (1, 3, 4, 24)
     """
     if n_steps < 1:
         raise ValueError(f"n_steps must be >= 1, got {n_steps}")
-    return -(-n_steps // CONV_MAX_TOKENS)
+    s = -(-n_steps // CONV_MAX_TOKENS)
+    r = -(-s // 8)  # average pooling by r, then a convolution stride of at most 8
+    return r * -(-s // r)
 
 
 def mask_run_for(n_steps: int, stride: int) -> int:

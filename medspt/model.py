@@ -7,8 +7,8 @@ indicator channel per input channel that says which entries are hidden, become t
 - ``"patch"``: each patch of ``patch_len`` steps is flattened and embedded by one linear
   layer (the SPT paper's setting);
 - ``"conv"``: multi-scale dilated temporal convolutions per channel (shapes of 9 to 97
-  steps), a pointwise convolution that mixes all channels, then average pooling over
-  ``patch_len`` steps (the token stride). Convolutional embeddings are what make
+  steps) evaluated at each token's centre, ``patch_len`` steps apart, and a pointwise
+  convolution that mixes all channels. Convolutional embeddings are what make
   ConvTran-like models competitive on small sets.
 
 ``depth`` pre-norm blocks follow, then two heads: a reconstruction head that predicts every
@@ -314,23 +314,35 @@ def sinusoidal_table(n: int, d: int) -> torch.Tensor:
     return table
 
 
+def conv_steps(patch_len: int) -> tuple[int, int]:
+    """How the conv tokenizer reaches a token stride of ``patch_len`` steps: average
+    pooling by ``r`` (the smallest divisor with ``patch_len / r <= 8``), then convolutions
+    at stride ``patch_len / r``, so that long strides neither skip steps nor pay for
+    convolving every one. Returns ``(r, conv_stride)``.
+
+    >>> conv_steps(2), conv_steps(8), conv_steps(24), conv_steps(11)
+    ((1, 2), (1, 8), (3, 8), (11, 1))
+    """
+    r = next(d for d in range(1, patch_len + 1) if patch_len % d == 0 and patch_len // d <= 8)
+    return r, patch_len // r
+
+
 class ConvTokenizer(nn.Module):
-    """Values and hidden-indicators ``(B, 2C, T)`` → tokens ``(B, T / patch_len, D)``.
+    """Values and hidden-indicators ``(B, C, T)`` → tokens ``(B, T / patch_len, D)``.
 
     Per channel, temporal convolutions at the dilations :data:`CONV_DILATIONS` (kernel
-    :data:`CONV_KERNEL`, zero padding, so an output step depends only on its neighbours);
-    a pointwise convolution mixes every channel and scale into ``d_model`` features per
-    step; average pooling over ``patch_len`` steps makes the tokens. ``T`` must be a
-    multiple of ``patch_len``."""
+    :data:`CONV_KERNEL`, zero padding) evaluated once per token, at its centre (a stride
+    over 8 steps first averages the input, see :func:`conv_steps`); a pointwise
+    convolution mixes every channel and scale into ``d_model`` features. A token thus sees
+    shapes of 9 to 97 (pooled) steps around it. ``T`` must be a multiple of
+    ``patch_len``."""
 
     def __init__(self, config: ModelConfig):
         super().__init__()
         C, F_, D = config.n_channels, config.n_conv_filters, config.d_model
-        self.stride = config.patch_len
+        self.pool, self.stride = conv_steps(config.patch_len)
         self.scales = nn.ModuleList(
-            nn.Conv1d(
-                2 * C, C * F_, CONV_KERNEL, padding=d * (CONV_KERNEL // 2), dilation=d, groups=C
-            )
+            nn.Conv1d(2 * C, C * F_, CONV_KERNEL, stride=self.stride, dilation=d, groups=C)
             for d in CONV_DILATIONS
         )
         self.mix = nn.Conv1d(len(CONV_DILATIONS) * C * F_, D, 1)
@@ -338,10 +350,15 @@ class ConvTokenizer(nn.Module):
     def forward(self, vals: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
         B, C, T = vals.shape  # vals, hidden: (B, C, T)
         inp = torch.stack([vals, hidden], dim=2).view(B, 2 * C, T)  # a group per channel
-        h = F.gelu(torch.cat([conv(inp) for conv in self.scales], dim=1))  # (B, 3CF, T)
-        h = F.gelu(self.mix(h))  # (B, D, T)
-        h = F.avg_pool1d(h, self.stride)  # (B, D, T / stride)
-        return h.transpose(1, 2)  # (B, N, D)
+        if self.pool > 1:
+            inp = F.avg_pool1d(inp, self.pool)  # (B, 2C, T / r)
+        centre = (self.stride - 1) // 2  # output i sits at step i * stride + centre
+        h = []
+        for conv in self.scales:
+            half = conv.dilation[0] * (CONV_KERNEL // 2)
+            h.append(conv(F.pad(inp, (half - centre, half + centre))))  # (B, CF, N)
+        h = F.gelu(torch.cat(h, dim=1))  # (B, 3CF, N)
+        return F.gelu(self.mix(h)).transpose(1, 2)  # (B, N, D)
 
 
 # --------------------------------------------------------------------------- model

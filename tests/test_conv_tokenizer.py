@@ -11,7 +11,14 @@ import torch
 from medspt import SPTClassifier, load
 from medspt.auto import mask_run_for, token_stride_for
 from medspt.errors import InputError
-from medspt.model import CONV_DILATIONS, CONV_KERNEL, ModelConfig, RelativeBias, SPTTransformer
+from medspt.model import (
+    CONV_DILATIONS,
+    CONV_KERNEL,
+    ModelConfig,
+    RelativeBias,
+    SPTTransformer,
+    conv_steps,
+)
 from medspt.synthetic import TASKS, make_task
 
 
@@ -62,7 +69,7 @@ def test_conv_tokens_have_the_stride_and_the_receptive_field_of_the_dilations():
         diff = (a - b).abs().sum(-1)[0]  # (N,)
     assert diff.shape == (128,)  # 256 steps, stride 2
     moved = torch.nonzero(diff > 1e-7).flatten()
-    # tokens cover steps [2i, 2i + 1]: the poke at 128 reaches steps 80..176 exactly
+    # token i is centred on step 2i: the poke at 128 reaches tokens of steps 80..176
     assert moved.min().item() == (128 - reach) // 2
     assert moved.max().item() == (128 + reach) // 2
 
@@ -126,7 +133,11 @@ def test_unknown_embedding_is_refused_by_name():
 
 
 def test_auto_stride_and_mask_runs_follow_the_length():
-    assert [token_stride_for(n) for n in (24, 128, 129, 200, 1460)] == [1, 1, 2, 2, 12]
+    assert [token_stride_for(n) for n in (24, 64, 65, 200, 427, 1460)] == [1, 1, 2, 4, 7, 24]
+    for n in (24, 65, 200, 427, 1460, 5000, 12000):  # at most 64 tokens, no skipped steps
+        P = token_stride_for(n)
+        r, stride = conv_steps(P)
+        assert -(-n // P) <= 64 and r * stride == P and stride <= 8
     assert mask_run_for(200, 2) == 13 and mask_run_for(24, 1) == 2 and mask_run_for(64, 8) == 8
     with pytest.raises(ValueError, match="n_steps"):
         token_stride_for(0)
@@ -146,7 +157,7 @@ def test_estimator_with_conv_tokens_fits_saves_and_loads(tmp_path):
         random_state=0,
     )
     clf.fit(X, y, groups=groups)
-    assert clf.patch_len_ == token_stride_for(200) == 2
+    assert clf.patch_len_ == token_stride_for(200) == 4
     assert clf._mask_token_len() == 13
     assert clf.model_.config.embedding == "conv"
     clf.save(tmp_path / "m.safetensors")
@@ -180,3 +191,21 @@ def test_echo_task_differs_only_in_the_lag_between_channels():
     assert corr_at(0)[~echo].mean() > 0.8 and abs(corr_at(0)[echo].mean()) < 0.2
     # each channel alone: the same spread in both classes
     np.testing.assert_allclose(X[echo].std(axis=2).mean(0), X[~echo].std(axis=2).mean(0), rtol=0.1)
+
+
+def test_long_strides_pool_first_and_widen_the_reach():
+    model = _model(positional="none", instance_norm=False, depth=1, n_steps=480, patch_len=24)
+    assert (model.embed.pool, model.embed.stride) == (3, 8)
+    x = torch.zeros(1, 3, 480)
+    poked = x.clone()
+    poked[0, 0, 228:252] = 5.0  # pooled steps 76..83
+    no_hiding = torch.zeros_like(x, dtype=torch.bool)
+    no_padding = torch.zeros(1, 480, dtype=torch.bool)
+    with torch.no_grad():
+        diff = model.tokenize(poked, no_hiding, no_padding) - model.tokenize(
+            x, no_hiding, no_padding
+        )
+    moved = torch.nonzero(diff.abs().sum(-1)[0] > 1e-7).flatten()
+    assert diff.shape[1] == 20
+    # token i sits at pooled step 8i + 3 and reaches 48 pooled steps (144 steps) each side
+    assert moved.min().item() == 4 and moved.max().item() == 16
