@@ -34,6 +34,13 @@ The rule, committed before any of its runs:
 - One seed (``random_state=0``). A candidate's score is the mean of the four parts; the
   highest wins, and a candidate within 0.005 of the best that comes earlier in the list
   wins instead.
+- Amendment, before any conv row was used: the first launch (code fc1de69) showed the
+  conv tokenizer 5x slower than patches per fit (101 s against 20 s on the echo task),
+  too slow to finish this round on one CPU machine. The tokenizer now evaluates its
+  convolutions once per token (strided) and caps tokens at 64 instead of 128; the
+  candidates and the rule are unchanged. The three rows of that launch (echo: patch
+  1.000, conv 1.000; GPD-1: patch 0.736) stay in the CSV under their revision and are
+  not counted.
 - Rows record the candidate's resolved estimator parameters and the code revision; the
   script refuses to run with uncommitted changes under ``medspt/``. Rows are appended,
   never overwritten; a row counts as done only for the same parameters and revision.
