@@ -332,9 +332,13 @@ def fit_fold(
 def val_score(clf: SPTClassifier) -> float:
     """Balanced accuracy of the kept epoch on the validation subjects (NaN without
     validation): what nested selection may look at, never the test folds."""
-    rows = clf.history_["finetune"] + clf.history_.get("recover", [])
-    vals = [r["val_balanced_accuracy"] for r in rows if "val_balanced_accuracy" in r]
-    return float(max(vals)) if vals else float("nan")
+    # the kept epoch's score, not the best over epochs: a configuration that runs more
+    # epochs must not get its maximum over more draws
+    stage = "recover" if clf.history_.get("recover") else "finetune"
+    rows, kept = clf.history_[stage], clf.best_epoch_.get(stage, 0)
+    if not kept or "val_balanced_accuracy" not in rows[kept - 1]:
+        return float("nan")
+    return float(rows[kept - 1]["val_balanced_accuracy"])
 
 
 def oof_frame(ws: WindowSet, test_idx: np.ndarray, proba: np.ndarray, **keys) -> pd.DataFrame:

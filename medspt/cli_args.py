@@ -286,6 +286,11 @@ _MODEL: dict[str, tuple[dict, str]] = {
         dict(type=float),
         "fraction of training subjects held out for early stopping; 0: none",
     ),
+    "min_val_subjects": (
+        dict(type=int),
+        "early stopping only with at least this many validation subjects; fewer: every "
+        "epoch runs, the final weights are kept",
+    ),
     "augment": (
         dict(nargs="+", choices=(*AUGMENTATIONS, "none"), metavar="KIND"),
         f"augment fine-tuning batches (never evaluation): {', '.join(AUGMENTATIONS)}; "

@@ -231,6 +231,7 @@ ESTIMATOR_RULES: dict[str, Rule] = {
         lambda v: v is None or (is_integer(v) and v >= 1), "be a positive integer or None"
     ),
     "val_size": interval("[0, 1)"),
+    "min_val_subjects": integer(0),
     "class_weight": Rule(
         lambda v: v in ("balanced", None) or isinstance(v, dict),
         "be 'balanced', a dict {class: weight} or None",
@@ -355,6 +356,11 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
     val_size : float, default=0.2
         Fraction of training *subjects* held out for early stopping and model selection
         (needs at least 4 subjects; 0 disables validation: all epochs, final weights).
+    min_val_subjects : int, default=0
+        Early stopping and best-epoch weights only when the validation part holds at
+        least this many subjects; with fewer, every epoch runs and the final weights are
+        kept (validation is still scored). On a handful of validation cases the best epoch
+        is mostly noise, and it is often an early one.
     augment : None, str or list of str, default=None
         Augment fine-tuning batches (never the validation or prediction windows):
         ``"jitter"``, ``"scale"``, ``"channel_dropout"``, ``"shift"``, ``"mixup"``
@@ -466,6 +472,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         grad_clip: float | None = 1.0,
         patience: int | None = 10,
         val_size: float = 0.2,
+        min_val_subjects: int = 0,
         augment=None,
         label_smoothing: float = 0.1,
         min_steps: int = 600,
@@ -509,6 +516,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         self.grad_clip = grad_clip
         self.patience = patience
         self.val_size = val_size
+        self.min_val_subjects = min_val_subjects
         self.augment = augment
         self.label_smoothing = label_smoothing
         self.min_steps = min_steps
@@ -862,6 +870,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             warmup=float(self.warmup),
             grad_clip=self.grad_clip,
             patience=self.patience,
+            keep_best=len(self.validation_subjects_) >= int(self.min_val_subjects),
             device=str(resolve_device(self.device)),
             seed=seed,
             verbose=bool(self.verbose),

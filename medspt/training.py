@@ -46,6 +46,9 @@ class TrainConfig:
     warmup: float = 0.1  # fraction of all steps spent warming up
     grad_clip: float | None = 1.0
     patience: int | None = 10  # epochs without validation improvement; None = never stop
+    # False: validation is only scored (every epoch runs, the final weights are kept), for
+    # validation sets too small to pick an epoch on
+    keep_best: bool = True
     device: str = "cpu"
     seed: int = 0
     verbose: bool = True
@@ -220,17 +223,17 @@ def _fit_loop(
         score = _score(row, monitor)
         if best is None or score < best:
             best, best_epoch, stale = score, epoch, 0
-            if eval_fn is not None:
+            if eval_fn is not None and cfg.keep_best:
                 best_state = copy.deepcopy(model.state_dict())
         else:
             stale += 1
             # Never stop in the first third: fine-tuning often sits on a plateau for
             # several epochs before the loss starts to fall.
-            may_stop = eval_fn is not None and cfg.patience is not None
+            may_stop = eval_fn is not None and cfg.patience is not None and cfg.keep_best
             if may_stop and stale >= cfg.patience and epoch > cfg.epochs // 3:
                 break
     bar.close()
-    if best_state is None:  # no validation: the final weights are the ones kept
+    if best_state is None:  # no validation (or keep_best=False): the final weights
         return history, len(history)
     model.load_state_dict(best_state)
     return history, best_epoch
