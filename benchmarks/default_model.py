@@ -22,14 +22,20 @@ balanced accuracy >= 0.70; the default's mean above MiniRocket's on both.
 
 Each (variant, seed) run is kept in ``benchmarks/results/default_model/`` (rows as CSV,
 out-of-fold predictions as compressed CSV), so an interrupted run resumes where it
-stopped; ``default_model.md`` holds the tables. The runs of issue 15's default (recipe R,
-with augmentation) are archived in ``default_model_R/`` and ``default_model_R.md``.
+stopped; ``default_model.md`` holds the tables. File names end in a hash of the
+estimator's defaults and rows record them with the code revision: a run under other
+defaults never counts as done, and nothing runs on uncommitted changes under ``medspt/``.
+Earlier defaults are archived: issue 15's (recipe R, with augmentation) in
+``default_model_R/``, issue 16's patch default in ``default_model_P/`` (with their
+``.md``).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
+import json
 import os
 import sys
 import time
@@ -100,8 +106,20 @@ def _at_depth(res, depth: float):
     return out
 
 
+def defaults_json() -> str:
+    """The estimator's defaults (every parameter), as sorted JSON."""
+    from medspt import SPTClassifier
+
+    return json.dumps(SPTClassifier().get_params(), sort_keys=True, default=str)
+
+
+def defaults_key() -> str:
+    """A short hash of :func:`defaults_json`: the suffix of this default's run files."""
+    return hashlib.sha1(defaults_json().encode()).hexdigest()[:8]
+
+
 def _paths(protocol: str, variant: str, seed: int):
-    stem = OUT / protocol / f"{variant.replace(' ', '-')}_seed{seed}"
+    stem = OUT / protocol / f"{variant.replace(' ', '-')}_seed{seed}_{defaults_key()}"
     return stem.with_suffix(".csv"), stem.parent / (stem.name + "_predictions.csv.gz")
 
 
@@ -134,7 +152,8 @@ def run_one(p, variant: str, seed: int) -> None:
             res.predictions["config"] = name
     rows_csv.parent.mkdir(parents=True, exist_ok=True)
     res.predictions.to_csv(pred_csv, index=False, float_format="%.4g")
-    pd.DataFrame(res).assign(protocol=p.name).to_csv(rows_csv, index=False)
+    rows = pd.DataFrame(res).assign(protocol=p.name, defaults=defaults_json())
+    rows.assign(revision=git_revision()).to_csv(rows_csv, index=False)
     print(f"{p.name} {variant} seed {seed}: {(time.time() - start) / 60:.1f} min", flush=True)
 
 
@@ -144,7 +163,7 @@ def load(protocol: str):
     from medspt.api import Results
 
     rows, preds = [], []
-    for csv in sorted((OUT / protocol).glob("*_seed*.csv")):
+    for csv in sorted((OUT / protocol).glob(f"*_seed*_{defaults_key()}.csv")):
         rows.append(pd.read_csv(csv))
         preds.append(pd.read_csv(csv.parent / (csv.stem + "_predictions.csv.gz")))
     base = RESULTS / f"baselines_{protocol}_minirocket-oof.csv"
@@ -328,6 +347,9 @@ def main(argv=None) -> int:
         from medspt.datasets.protocols import protocol
 
         torch.set_num_threads(1)  # one process per protocol on a small machine
+        if "uncommitted" in git_revision():
+            sys.exit("default_model: commit the changes under medspt/ first (rows record the "
+                     "revision they ran on)")  # fmt: skip
         for name in args.protocol:
             p = protocol(name, root=args.root)
             for variant, seed in _plan():

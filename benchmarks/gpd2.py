@@ -546,7 +546,10 @@ def _gpd1_sources(args) -> list[Path]:
     scratch, scratch-long; seeds 0-2) and of the MiniRocket baseline, where present."""
     if args.gpd1_predictions is not None:
         return [Path(p) for p in args.gpd1_predictions]
-    stored = sorted((RESULTS / "default_model" / "GPD-1").glob("default_seed*_predictions.csv.gz"))
+    # the GPD-2 runs used the patch default: compare with its GPD-1 runs (archived)
+    stored = sorted(
+        (RESULTS / "default_model_P" / "GPD-1").glob("default_seed*_predictions.csv.gz")
+    )
     minirocket = RESULTS / "baselines_GPD-1_minirocket-oof_predictions.csv.gz"
     return stored + ([minirocket] if minirocket.is_file() else [])
 

@@ -45,6 +45,22 @@ The rule, committed before any of its runs:
   script refuses to run with uncommitted changes under ``medspt/``. Rows are appended,
   never overwritten; a row counts as done only for the same parameters and revision.
 
+Round 5, declared before its runs (prompted by round 4's *inner* scores on small sets,
+where early stopping picked its epoch on 7-10 validation cases): the same data, parts,
+seed, score and tie rule; two more candidates, after round 4's three in the order:
+
+  4. ``patch, fixed budget``: ``patch`` with a floor of 1,500 optimizer steps per stage
+     and ``min_val_subjects=12``: early stopping (and best-epoch weights) only when the
+     validation part holds at least 12 subjects; with fewer, every epoch runs and the
+     final weights are kept. (GPD-1's inner folds keep early stopping; NE-1's and the
+     small public sets' do not.)
+  5. ``conv, fixed budget``: ``conv`` with the same two changes.
+
+  The winner is the best of all five under the rule. Round 4's rows count for round 5
+  only if the new code fits them identically (``min_val_subjects=0`` runs the old code
+  path): checked by rerunning ``patch`` on GunPoint at the new revision; otherwise all
+  five rerun.
+
     MEDSPT_DATA=/path/to/data python benchmarks/select_model.py --parts GPD-1
     python benchmarks/select_model.py --parts public synthetic
     python benchmarks/select_model.py --report-only
@@ -76,7 +92,19 @@ CANDIDATES: dict[str, dict] = {
         "min_steps": 1500,
     },
 }
+ROUND5: dict[str, dict] = {
+    "patch, fixed budget": {"attn_dropout": 0.0, "min_steps": 1500, "min_val_subjects": 12},
+    "conv, fixed budget": {
+        "attn_dropout": 0.0,
+        "embedding": "conv",
+        "positional": "relative",
+        "min_steps": 1500,
+        "min_val_subjects": 12,
+    },
+}
+ALL = {**CANDIDATES, **ROUND5}
 PARTS = ("GPD-1", "NE-1", "public", "synthetic")
+N_ITEMS = {"GPD-1": 1, "NE-1": 1, "public": 6, "synthetic": 3}  # a part counts when complete
 TIE = 0.005
 CSV = RESULTS / "select_model.csv"
 MD = RESULTS / "select_model.md"
@@ -144,8 +172,8 @@ ITEMS = {"GPD-1": protocol_items, "NE-1": protocol_items, "public": public_items
          "synthetic": synthetic_items}  # fmt: skip
 
 
-def run(part: str, root, revision: str) -> None:
-    """Score every candidate on every item of ``part``, appending rows."""
+def run(part: str, root, revision: str, candidates: dict) -> None:
+    """Score every one of ``candidates`` on every item of ``part``, appending rows."""
     done = (
         pd.read_csv(CSV)
         if CSV.exists()
@@ -153,7 +181,7 @@ def run(part: str, root, revision: str) -> None:
     )
     items = ITEMS[part](part, root) if part in ("GPD-1", "NE-1") else ITEMS[part](root)
     for item, (X_fit, y_fit, g_fit, X_val, y_val) in items:
-        for name, overrides in CANDIDATES.items():
+        for name, overrides in candidates.items():
             params = resolved_params(overrides)
             key = (done["part"] == part) & (done["item"] == item) & (done["candidate"] == name)
             if (key & (done["params"] == params) & (done["revision"] == revision)).any():
@@ -165,11 +193,25 @@ def run(part: str, root, revision: str) -> None:
             pd.DataFrame([row]).to_csv(CSV, mode="a", header=not CSV.exists(), index=False)
 
 
-def choose(rows: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
-    """Per-part means, the score and the winner under the declared rule (None until every
-    candidate has every part)."""
+NOT_COUNTED = ("fc1de69",)  # the first launch, before the amendment
+
+
+def counted(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows the rule counts: not those of :data:`NOT_COUNTED`, and of a rerun
+    (part, item, candidate) the last one."""
+    rows = rows[~rows["revision"].isin(NOT_COUNTED)]
+    return rows.drop_duplicates(["part", "item", "candidate"], keep="last")
+
+
+def choose(rows: pd.DataFrame, candidates: dict) -> tuple[pd.DataFrame, str | None]:
+    """Per-part means of ``candidates``, the score and the winner under the declared rule
+    (None until every candidate has every part)."""
+    rows = rows[rows["candidate"].isin(list(candidates))]
     per = rows.pivot_table(index="candidate", columns="part", values="score", aggfunc="mean")
-    per = per.reindex(index=list(CANDIDATES), columns=list(PARTS))
+    per = per.reindex(index=list(candidates), columns=list(PARTS))
+    n = rows.pivot_table(index="candidate", columns="part", values="score", aggfunc="count")
+    n = n.reindex(index=per.index, columns=per.columns).fillna(0)
+    per = per.where(n >= pd.Series(N_ITEMS))  # a part with items missing is not a score
     per["score"] = per[list(PARTS)].mean(axis=1, skipna=False)
     per["fit_s"] = rows.groupby("candidate")["fit_s"].mean().reindex(per.index)
     if per["score"].isna().any():
@@ -178,31 +220,43 @@ def choose(rows: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
     return per, next(c for c in per.index if per.loc[c, "score"] >= best - TIE)
 
 
+def _fmt(v) -> str:
+    return "n/a" if pd.isna(v) else f"{v:.3f}"
+
+
+def round_table(rows: pd.DataFrame, title: str, candidates: dict) -> list[str]:
+    """One round's table of part means, its score and its choice, as Markdown."""
+    per, winner = choose(rows, candidates)
+    lines = [f"## {title}", "", "| candidate | " + " | ".join(PARTS) + " | score | mean fit (s) |",
+             "|---|" + "---:|" * (len(PARTS) + 2)]  # fmt: skip
+    for name, r in per.iterrows():
+        mark = " **chosen**" if name == winner else ""
+        cells = " | ".join(_fmt(r[p]) for p in PARTS)
+        lines.append(f"| {name}{mark} | {cells} | {_fmt(r['score'])} | {r['fit_s']:.0f} |")
+    done = f"Chosen: **{winner}**." if winner else "Not every part has run: no choice yet."
+    return [*lines, "", done, ""]
+
+
 def report(rows: pd.DataFrame) -> str:
-    per, winner = choose(rows)
-    fmt = lambda v: "n/a" if pd.isna(v) else f"{v:.3f}"  # noqa: E731
+    rows = counted(rows)
     lines = [
-        "# Round 4: the default model, chosen by inner validation (issue 28)",
+        "# The default model, chosen by inner validation (issue 28, rounds 4 and 5)",
         "",
-        "The rule, candidates and data were committed before these runs "
+        "The rules, candidates and data were committed before their runs "
         "(`benchmarks/select_model.py`). Inner-validation scores only; no test split or "
         f"outer test fold was read. The four parts weigh equally; ties within {TIE} go to "
         "the earlier candidate. One seed.",
         "",
-        "| candidate | " + " | ".join(PARTS) + " | score | mean fit (s) |",
-        "|---|" + "---:|" * (len(PARTS) + 2),
+        *round_table(rows, "Round 4: tokenizer, positions, budget", CANDIDATES),
+        *round_table(rows, "Round 5: all five, with the small-validation rule", ALL),
+        "Per item:",
+        "",
+        "| part | item | " + " | ".join(ALL) + " |",
+        "|---|---|" + "---:|" * len(ALL),
     ]
-    for name, r in per.iterrows():
-        mark = " **chosen**" if name == winner else ""
-        cells = " | ".join(fmt(r[p]) for p in PARTS)
-        lines.append(f"| {name}{mark} | {cells} | {fmt(r['score'])} | {r['fit_s']:.0f} |")
-    lines += ["", f"Chosen: **{winner}**." if winner else "Not every part has run: no choice.",
-              "", "Per item:", "", "| part | item | " + " | ".join(CANDIDATES) + " |",
-              "|---|---|" + "---:|" * len(CANDIDATES)]  # fmt: skip
     items = rows.pivot_table(index=["part", "item"], columns="candidate", values="score")
     for (part, item), r in items.iterrows():
-        cells = " | ".join(fmt(r.get(c)) for c in CANDIDATES)
-        lines.append(f"| {part} | {item} | {cells} |")
+        lines.append(f"| {part} | {item} | " + " | ".join(_fmt(r.get(c)) for c in ALL) + " |")
     revs = sorted(rows["revision"].unique())
     where = "- machine: {cpu}, {cores} logical cores, {os}; torch threads 1".format(**machine())
     lines += ["", f"- code: {', '.join(revs)}", where]
@@ -214,7 +268,12 @@ def main(argv=None) -> int:
     ap.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
     ap.add_argument("--root", default=os.environ.get("MEDSPT_DATA"))
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--round", type=int, choices=(4, 5), default=4)
+    ap.add_argument("--candidates", nargs="+", help="names (default: the round's)")
     args = ap.parse_args(argv)
+    pool = CANDIDATES if args.round == 4 else ROUND5
+    if args.candidates:
+        pool = {name: ALL[name] for name in args.candidates}
     if not args.report_only:
         import torch
 
@@ -224,7 +283,7 @@ def main(argv=None) -> int:
             sys.exit("select_model: commit the changes under medspt/ first (rows record the "
                      "revision they ran on)")  # fmt: skip
         for part in args.parts:
-            run(part, args.root, revision)
+            run(part, args.root, revision, pool)
     if CSV.exists():
         MD.write_text(report(pd.read_csv(CSV)))
         print(MD.read_text())

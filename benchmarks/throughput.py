@@ -64,6 +64,9 @@ class Settings:
 
     batch_size: int = 64
     patch_len: int = 8
+    embedding: str = "patch"  # medspt's tokenizer: "patch" or "conv"
+    positional: str = "learned"
+    attn_dropout: float | None = None  # medspt's; None: same as dropout
     dropout: float = 0.1
     n_classes: int = 2
     tstplus_attn_dropout: float | None = None  # None: same as dropout (like medspt)
@@ -144,7 +147,10 @@ def _build(
         d_model=d_model,
         n_heads=n_heads,
         patch_len=s.patch_len,
+        embedding=s.embedding,
+        positional=s.positional,
         dropout=s.dropout,
+        attn_dropout=s.attn_dropout,
         mlp_ratio=4,
     )
     model = medspt_model.SPTTransformer(config)
@@ -607,7 +613,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--depths", type=int, nargs="+", help="default: 1 2 4 8 (quick: 1 2)")
     p.add_argument("--d-models", type=int, nargs="+", help="default: 64 128 (quick: 64)")
     p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--patch-len", type=int, default=8, help="medspt patch length (steps)")
+    p.add_argument(
+        "--patch-len", type=int, help="medspt steps per token (default 8; conv: its auto stride)"
+    )
+    p.add_argument(
+        "--embedding",
+        choices=("patch", "conv"),
+        default="patch",
+        help="medspt tokenizer; conv writes throughput_conv.md / .csv",
+    )
+    p.add_argument("--positional", default="learned", help="medspt positions (e.g. relative)")
+    p.add_argument(
+        "--attn-dropout", type=float, help="medspt dropout on attention weights (default: as 0.1)"
+    )
     p.add_argument("--seconds", type=float, help="minimum timed seconds per cell (default 2)")
     p.add_argument("--min-steps", type=int, help="minimum timed steps per cell (default 20)")
     p.add_argument("--warmup", type=int, help="untimed warm-up steps per cell (default 3)")
@@ -650,9 +668,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def _settings(args: argparse.Namespace) -> Settings:
     """Settings from the command line; ``--quick`` shortens the defaults."""
     q = args.quick
+    if args.patch_len is not None:
+        patch_len = args.patch_len
+    elif args.embedding == "conv":
+        _import_medspt()
+        patch_len = importlib.import_module("medspt.auto").token_stride_for(N_STEPS)
+    else:
+        patch_len = 8
     return Settings(
         batch_size=args.batch_size,
-        patch_len=args.patch_len,
+        patch_len=patch_len,
+        embedding=args.embedding,
+        positional=args.positional,
+        attn_dropout=args.attn_dropout,
         threads=args.threads,
         seconds=args.seconds if args.seconds is not None else (0.2 if q else 2.0),
         min_steps=args.min_steps if args.min_steps is not None else (2 if q else 20),
@@ -776,7 +804,9 @@ def main(argv: list[str] | None = None) -> int:
         + f"; medspt {here['medspt']} (checkout {git_revision()}), Python {here['python']}",
         f"Windows {N_STEPS} steps × {N_CHANNELS} channels, float32, CPU, batch {s.batch_size}, "
         f"{s.n_classes} classes, dropout {s.dropout}; n_heads = d_model / {HEAD_DIM}; "
-        f"d_ff = 4 × d_model; medspt patch_len {s.patch_len} → "
+        f"d_ff = 4 × d_model; medspt {s.embedding} tokens, positions {s.positional}, "
+        f"attention dropout {s.dropout if s.attn_dropout is None else s.attn_dropout}, "
+        f"patch_len {s.patch_len} → "
         f"{-(-N_STEPS // s.patch_len)} tokens, TSTPlus {N_STEPS} tokens",
         "Step = forward + loss + backward + clip_grad_norm(1.0) + AdamW (lr 1e-3, wd 0.01); "
         f"{s.warmup} warm-up steps excluded; timed ≥ {s.seconds:g} s and ≥ {s.min_steps} "
@@ -822,10 +852,11 @@ def main(argv: list[str] | None = None) -> int:
     print(report)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / "throughput.md").write_text(report)
+        stem = "throughput" if s.embedding == "patch" else f"throughput_{s.embedding}"
+        (out_dir / f"{stem}.md").write_text(report)
         rows = [("comparison", c) for c in main_cells] + [("reference", c) for c in ref_cells]
-        write_csv(out_dir / "throughput.csv", rows, s)
-        print(f"wrote {out_dir / 'throughput.md'} and {out_dir / 'throughput.csv'}")
+        write_csv(out_dir / f"{stem}.csv", rows, s)
+        print(f"wrote {out_dir / (stem + '.md')} and {out_dir / (stem + '.csv')}")
     return 0
 
 

@@ -14,6 +14,7 @@ from conftest import FAST
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import default_model as dm  # noqa: E402
 import select_defaults as sd  # noqa: E402
+import select_model as sm  # noqa: E402
 
 from medspt import evaluate, from_arrays, subject_folds  # noqa: E402
 
@@ -110,3 +111,42 @@ def test_the_plan_runs_the_default_with_every_seed_first():
     defaults = SPTClassifier().get_params()
     for name, change in dm.ABLATION.items():
         assert any(defaults[k] != v for k, v in change.items()), name
+
+
+def _model_rows(scores: dict, revision: str = "abc1234") -> list[dict]:
+    """Rows of select_model: every item of every part, one score per candidate and part."""
+    rows = []
+    for name, per_part in scores.items():
+        for part, score in per_part.items():
+            for i in range(sm.N_ITEMS[part]):
+                rows.append(dict(part=part, item=f"{part}-{i}", candidate=name, score=score,
+                                 fit_s=1.0, params="{}", revision=revision))  # fmt: skip
+    return rows
+
+
+def test_select_model_weighs_parts_equally_and_needs_every_item():
+    a, b = list(sm.CANDIDATES)[:2]
+    parts = {
+        a: dict(zip(sm.PARTS, (0.8, 0.6, 0.7, 1.0))),
+        b: dict(zip(sm.PARTS, (0.7, 0.6, 0.9, 1.0))),
+    }
+    rows = pd.DataFrame(_model_rows(parts))
+    per, winner = sm.choose(rows, {a: {}, b: {}})
+    assert per.loc[a, "score"] == pytest.approx(0.775) and per.loc[b, "score"] == pytest.approx(0.8)
+    assert winner == b
+    # a public set missing: that part, the score and the choice do not exist yet
+    partial = rows.drop(rows.index[(rows["candidate"] == b) & (rows["item"] == "public-5")])
+    per, winner = sm.choose(partial, {a: {}, b: {}})
+    assert np.isnan(per.loc[b, "public"]) and winner is None
+
+
+def test_select_model_ties_go_to_the_earlier_candidate_and_old_launches_do_not_count():
+    a, b = list(sm.CANDIDATES)[:2]
+    parts = {a: dict.fromkeys(sm.PARTS, 0.700), b: dict.fromkeys(sm.PARTS, 0.704)}
+    rows = pd.DataFrame(_model_rows(parts))
+    assert sm.choose(rows, {a: {}, b: {}})[1] == a
+    # a row of a launch that is not counted cannot move the choice
+    stale = pd.DataFrame(_model_rows({a: {"GPD-1": 0.0}}, revision=sm.NOT_COUNTED[0]))
+    rows = sm.counted(pd.concat([stale, rows], ignore_index=True))
+    assert len(rows) == 2 * sum(sm.N_ITEMS.values())
+    assert sm.choose(rows, {a: {}, b: {}})[1] == a
