@@ -26,7 +26,8 @@ The rule, committed before any of its runs:
   - ``public``: the six univariate public sets, 25 % of each *train* split held out
     (``export_public_sets.inner_split``, the split MiniRocket's inner score uses); the
     test splits are never read. Score: mean held-out accuracy. The multivariate sets stay
-    check sets.
+    check sets. (As run, the code scored *balanced* accuracy here too, the same for every
+    candidate; round 5, declared before its runs, says so.)
   - ``synthetic``: :func:`medspt.synthetic.make_task` ``"echo"`` (cross-channel timing),
     ``"frequency"`` and ``"shape"`` (at a random position), 16 subjects each (seed 0):
     subjects s00–s11 train, s12–s15 are scored. Score: mean balanced accuracy.
@@ -47,7 +48,8 @@ The rule, committed before any of its runs:
 
 Round 5, declared before its runs (prompted by round 4's *inner* scores on small sets,
 where early stopping picked its epoch on 7-10 validation cases): the same data, parts,
-seed, score and tie rule; two more candidates, after round 4's three in the order:
+seed, score (balanced accuracy in every part, as round 4 ran) and tie rule; two more
+candidates, after round 4's three in the order:
 
   4. ``patch, fixed budget``: ``patch`` with a floor of 1,500 optimizer steps per stage
      and ``min_val_subjects=12``: early stopping (and best-epoch weights) only when the
