@@ -242,8 +242,9 @@ _MODEL: dict[str, tuple[dict, str]] = {
         "dropout of the attention weights; none: as --dropout",
     ),
     "positional": (
-        dict(choices=POSITIONAL),
-        "where a token sits (alibi: fixed proximity bias; relative: learned per distance)",
+        dict(choices=("auto", *POSITIONAL)),
+        "where a token sits (relative: learned bias per distance; alibi: fixed proximity "
+        "bias; auto: relative with full attention, learned with hierarchical)",
     ),
     "pooling": (dict(choices=POOLING), "how tokens become one vector"),
     "attention": (

@@ -315,7 +315,8 @@ def positional_score(model) -> PositionalScore:
     Parameters
     ----------
     model : SPTClassifier or SPTTransformer
-        With ``positional`` ``"learned"``, ``"sinusoidal"`` or ``"alibi"``.
+        With ``positional`` ``"learned"``, ``"sinusoidal"``, ``"alibi"`` or
+        ``"relative"`` (the learned bias of each layer and head by token distance).
     """
     net, _ = _model_and_inputs(model, None)
     cfg = net.config
@@ -326,6 +327,11 @@ def positional_score(model) -> PositionalScore:
     if cfg.positional == "alibi":
         bias = -alibi_slopes(H).double().numpy()[:, None, None] * _distances(N)
         scores = np.broadcast_to(bias, (cfg.depth, H, N, N)).copy()
+    elif cfg.positional == "relative":
+        off = int(cfg.pooling == "cls")
+        with torch.no_grad():
+            maps = [b.attn.rel(N + off)[:, off:, off:].detach().cpu() for b in net.blocks]
+        scores = torch.stack(maps).double().numpy()  # (L, H, N, N)
     else:
         off = int(cfg.pooling == "cls")
         with torch.no_grad():

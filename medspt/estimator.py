@@ -201,6 +201,7 @@ NORMALIZE = (True, False, "channel", "window", "instance")
 # (depth, d_model, dropout, attention, ...) are checked by medspt.model.MODEL_RULES only.
 ESTIMATOR_RULES: dict[str, Rule] = {
     "patch_len": MODEL_RULES["patch_len"].or_auto(),  # "auto" is resolved in fit
+    "positional": MODEL_RULES["positional"].or_auto(),
     "batch_size": integer(1).or_auto(),
     "epochs": integer(1),
     "pretrain_epochs": integer(0),
@@ -265,12 +266,12 @@ class TrainingData:
 class SPTClassifier(ClassifierMixin, BaseEstimator):
     """Transformer classifier with optional self-pretraining on its own training data.
 
-    The defaults were chosen by inner subject-wise validation on training subjects only
-    (``benchmarks/results/select_defaults.md``; the rule is in ``docs/concepts.md``):
-    whole-token masks at 0.4, per-window instance normalization, label smoothing, a
-    budget of at least 600 optimizer steps per stage, and no augmentation (round 2, which
-    added small public sets nobody had tuned on). Patch length and batch size follow the
-    data (``"auto"``, :mod:`medspt.auto`).
+    The defaults were chosen by inner validation on training subjects and cases only
+    (``benchmarks/results/select_defaults.md`` and ``select_model.md``; the rules are in
+    ``docs/concepts.md``): convolutional tokens with learned relative positions and a
+    budget of at least 1,500 optimizer steps per stage (round 4), whole-token masks at
+    0.4, per-window instance normalization, label smoothing and no augmentation (rounds
+    1-3). Token stride and batch size follow the data (``"auto"``, :mod:`medspt.auto`).
 
     Parameters
     ----------
@@ -283,27 +284,30 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         Time steps per token. Patching is what makes training fast. ``"auto"``: from the
         window (or longest case) length, :func:`medspt.auto.patch_len_for`: 8 for windows of
         96 steps or more, less for shorter ones (at least 12 tokens), more for windows over
-        4,096 steps (at most 512 tokens). With ``embedding="conv"`` it is the token stride:
-        ``"auto"`` gives one token per step, average-pooled to at most 128 tokens
-        (:func:`medspt.auto.token_stride_for`).
-    embedding : {"patch", "conv"}, default="patch"
+        4,096 steps (at most 512 tokens). With ``embedding="conv"`` (the default) it is the
+        token stride: ``"auto"`` gives the smallest stride that leaves at most 64 tokens
+        (:func:`medspt.auto.token_stride_for`: 1 up to 64 steps, 4 for 200).
+    embedding : {"conv", "patch"}, default="conv"
         How steps become tokens. ``"patch"``: each patch is flattened and embedded
         linearly (the SPT paper's setting). ``"conv"``: multi-scale dilated convolutions
-        per channel (shapes of 9 to 97 steps), a pointwise convolution that mixes the
-        channels, then average pooling over ``patch_len`` steps
-        (:class:`medspt.model.ConvTokenizer`). With ``"conv"`` and ``mask_unit="token"`` a
-        mask hides runs of about a sixteenth of the window (:func:`medspt.auto.mask_run_for`):
-        the convolutions would interpolate single hidden steps from their neighbours.
+        per channel (shapes of 9 to 97 steps) evaluated at each token's centre and a
+        pointwise convolution that mixes the channels (:class:`medspt.model.ConvTokenizer`);
+        chosen in round 4 of the selection (``benchmarks/results/select_model.md``). With
+        ``"conv"`` and ``mask_unit="token"`` a mask hides runs of about a sixteenth of the
+        window (:func:`medspt.auto.mask_run_for`): the convolutions would interpolate
+        single hidden steps from their neighbours.
     dropout : float, default=0.1
-    attn_dropout : float or None, default=None
-        Dropout of the attention weights; None = ``dropout``. On CPU, 0 keeps torch's
-        fused attention kernel: several times faster for windows of hundreds of tokens.
-    positional : {"learned", "sinusoidal", "alibi", "relative", "none"}, default="learned"
+    attn_dropout : float or None, default=0.0
+        Dropout of the attention weights; None = ``dropout``. 0 (the default) keeps
+        torch's fused attention kernel on the CPU: several times faster for windows of
+        hundreds of tokens.
+    positional : {"auto", "relative", "learned", "sinusoidal", "alibi", "none"}, default="auto"
         Where a token sits in the window. ``"alibi"`` adds no embedding but biases every
         attention score by ``-m_h·|i−j|`` (a fixed proximity prior; full attention only).
         ``"relative"`` learns one bias per head and token distance (eRPE-like; distances
         beyond the training length share the last one, so longer cases can be predicted;
-        full attention only).
+        full attention only). ``"auto"``: ``"relative"`` with full attention (chosen in
+        round 4 of the selection), ``"learned"`` with hierarchical attention.
     pooling : {"mean", "cls"}, default="mean"
     attention : {"full", "hierarchical"}, default="full"
         Attention module. ``"hierarchical"`` attends over a pooled pyramid of tokens
@@ -370,7 +374,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         classes), see ``benchmarks/results/select_defaults.md``, round 2.
     label_smoothing : float, default=0.1
         Label smoothing of the fine-tuning loss, in [0, 1).
-    min_steps : int, default=600
+    min_steps : int, default=1500
         Floor on the optimizer steps of each stage: with few training windows, an epoch
         is a handful of steps, so the number of epochs is raised until a stage makes at
         least this many (``epochs`` / ``pretrain_epochs`` still count when larger).
@@ -448,10 +452,10 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         d_model: int = 64,
         n_heads: int = 4,
         patch_len: int | str = "auto",
-        embedding: str = "patch",
+        embedding: str = "conv",
         dropout: float = 0.1,
-        attn_dropout: float | None = None,
-        positional: str = "learned",
+        attn_dropout: float | None = 0.0,
+        positional: str = "auto",
         pooling: str = "mean",
         attention: str = "full",
         attention_options: dict | None = None,
@@ -475,7 +479,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         min_val_subjects: int = 0,
         augment=None,
         label_smoothing: float = 0.1,
-        min_steps: int = 600,
+        min_steps: int = 1500,
         no_decay_norms: bool = True,
         encoder_lr_scale: float = 0.5,
         n_estimators: int = 1,
@@ -750,9 +754,12 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         self.batch_size_ = (
             batch_size_for(n_train) if self.batch_size == "auto" else int(self.batch_size)
         )
+        # relative positions bias token pairs, which hierarchical attention does not have
+        auto_positional = "relative" if self.attention == "full" else "learned"
+        self.positional_ = auto_positional if self.positional == "auto" else self.positional
         self.auto_params_ = {
             name: getattr(self, name + "_")
-            for name in ("patch_len", "batch_size")
+            for name in ("patch_len", "batch_size", "positional")
             if getattr(self, name) == "auto"
         }
 
@@ -802,7 +809,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             embedding=self.embedding,
             dropout=float(self.dropout),
             attn_dropout=None if self.attn_dropout is None else float(self.attn_dropout),
-            positional=self.positional,
+            positional=self.positional_,
             pooling=self.pooling,
             attention=self.attention,
             attention_options=self.attention_options,
@@ -1267,6 +1274,7 @@ def load(path: str | Path) -> SPTClassifier:
     est.min_length_ = int(meta.get("min_length", 1 if padded else est.n_steps_))
     est.auto_params_ = dict(meta.get("auto_params") or {})
     est.patch_len_ = int(est.model_.config.patch_len)
+    est.positional_ = est.model_.config.positional
     est.batch_size_ = est.auto_params_.get("batch_size", params.get("batch_size"))
     summary = meta.get("data_summary")
     est.data_summary_ = DataSummary.from_dict(summary) if summary else None

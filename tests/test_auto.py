@@ -12,7 +12,9 @@ from medspt.auto import MAX_TOKENS, MIN_TOKENS, batch_size_for, patch_len_for
 from medspt.data_summary import DataSummary, case_lengths
 from medspt.errors import InputError
 
+# the patch tokenizer's rules (the conv tokenizer's are in test_conv_tokenizer.py)
 TINY = {k: v for k, v in FAST.items() if k not in ("patch_len", "batch_size")}
+TINY["embedding"] = "patch"
 
 
 @pytest.mark.parametrize(
@@ -75,14 +77,17 @@ def test_auto_settings_are_recorded_and_used():
     clf = SPTClassifier(**TINY).fit(X, y)
     assert clf.patch_len == "auto" and clf.batch_size == "auto"
     # 40 cases, 20 % held out: 32 training windows -> batch 8; longest case 29 -> patch 2
-    assert clf.auto_params_ == {"patch_len": 2, "batch_size": 8}
+    assert clf.auto_params_ == {"patch_len": 2, "batch_size": 8, "positional": "relative"}
     assert clf.model_.config.patch_len == 2 and clf.patch_len_ == 2
     assert clf.n_train_windows_ == 32
     assert clf.history_["finetune"][0]["steps"] == 4  # 32 windows / batch 8
     # explicit values are used as given and not listed as chosen
     fixed = SPTClassifier(**TINY, patch_len=4, batch_size=16).fit(X, y)
-    assert fixed.auto_params_ == {} and fixed.model_.config.patch_len == 4
+    assert fixed.auto_params_ == {"positional": "relative"} and fixed.model_.config.patch_len == 4
     assert fixed.history_["finetune"][0]["steps"] == 2
+    # the conv tokenizer's stride: at most 64 tokens, here one per step
+    conv = SPTClassifier(**{**TINY, "embedding": "conv"}).fit(X, y)
+    assert conv.auto_params_ == {"patch_len": 1, "batch_size": 8, "positional": "relative"}
 
 
 def test_data_summary_counts_and_text(frame):
@@ -94,7 +99,7 @@ def test_data_summary_counts_and_text(frame):
     assert s.n_subjects == 6 and s.n_windows == 36
     assert s.per_class == {"fast": (18, 3), "slow": (18, 3)}
     assert s.per_subject == (6, 6, 6)
-    assert s.auto == {"patch_len": 8, "batch_size": 8}
+    assert s.auto == {"patch_len": 8, "batch_size": 8, "positional": "relative"}
     assert s.n_validation_subjects == len(clf.validation_subjects_)
     text = str(s)
     assert "channels (2): a, b" in text

@@ -102,6 +102,23 @@ def test_proximity_biased_positions_give_spearman_near_one():
     assert np.all(np.abs(rand.spearman) < 0.3)
 
 
+def test_relative_positions_score_is_their_learned_bias():
+    cfg = ModelConfig(n_channels=1, n_steps=48, n_classes=2, d_model=8, n_heads=2, depth=2,
+                      patch_len=4, positional="relative", embedding="conv")  # fmt: skip
+    net = SPTTransformer(cfg)
+    with torch.no_grad():
+        for b, block in enumerate(net.blocks):  # head 0 prefers near tokens, head 1 far ones
+            dist = torch.arange(-11, 12).abs().float()
+            block.attn.rel.table.copy_(torch.stack([-dist * (b + 1), dist]))
+    score = positional_score(net)
+    assert score.scores.shape == (2, 2, 12, 12) and score.positional == "relative"
+    assert score.scores[1, 0, 3, 5] == pytest.approx(-4.0)  # layer 1, distance 2, slope -2
+    np.testing.assert_allclose(score.slope, [[-1.0, 1.0], [-2.0, 1.0]], atol=1e-9)
+    assert score.spearman[0, 0] == pytest.approx(1.0) and score.spearman[0, 1] == pytest.approx(
+        -1.0
+    )
+
+
 def test_score_statistics_on_known_matrices():
     n = 10
     rho, slope = score_statistics((-2.0 * _dist(n))[None, None])
@@ -291,7 +308,7 @@ def test_diagnose_cli_writes_tables_and_figures_that_match_the_api(tmp_path, cap
         pos[pos["model"] == "spt"]["spearman"], score.spearman.ravel(), rtol=1e-6
     )
     md = (out / "summary.md").read_text()
-    assert "| spt | 2 | learned |" in md
+    assert "| spt | 2 | relative |" in md  # the default positions
     # a second call with a mismatching name list is a named error, not a traceback
     code = main(["diagnose", str(spt), "--data", str(data), "--names", "a", "b"])
     assert code == 2
@@ -303,7 +320,7 @@ def test_write_diagnostics_returns_one_row_per_model(tmp_path):
     X = rng.normal(size=(24, 2, 64)).astype("float32")
     y = [0, 1] * 12
     models = {
-        "learned": SPTClassifier(**FAST, random_state=0).fit(X, y),
+        "learned": SPTClassifier(**FAST, positional="learned", random_state=0).fit(X, y),
         "alibi": SPTClassifier(**FAST, positional="alibi", random_state=0).fit(X, y),
     }
     table = write_diagnostics(models, X, tmp_path, w=1)

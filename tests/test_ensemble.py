@@ -25,7 +25,7 @@ def test_an_ensemble_averages_its_members(arrays, tmp_path):
     single = SPTClassifier(**FAST, random_state=3).fit(X, y, groups)
     for a, b in zip(ens.members_[0].parameters(), single.model_.parameters()):
         torch.testing.assert_close(a, b)
-    assert not torch.equal(ens.members_[1].embed.weight, ens.members_[0].embed.weight)
+    assert not torch.equal(ens.members_[1].embed.mix.weight, ens.members_[0].embed.mix.weight)
     Xn = torch.from_numpy(ens._normalize(X))
     with torch.no_grad():
         each = [torch.softmax(m(Xn), dim=1).numpy() for m in ens.members_]

@@ -61,8 +61,10 @@ def test_check_raises_the_first_problem_in_table_order_and_skips_absent_names():
 
 def test_each_parameter_has_one_rule():
     params = set(SPTClassifier().get_params())
-    # patch_len is the one name in both tables: the estimator's rule is the model's or "auto"
-    assert set(ESTIMATOR_RULES) & set(MODEL_RULES) == {"patch_len"}
+    # the names in both tables: the estimator's rule is the model's or "auto"
+    assert set(ESTIMATOR_RULES) & set(MODEL_RULES) == {"patch_len", "positional"}
+    assert ESTIMATOR_RULES["positional"].problem("positional", "auto") is None
+    assert "positional must be" in ESTIMATOR_RULES["positional"].problem("positional", "near")
     assert ESTIMATOR_RULES["patch_len"].problem("patch_len", 0) == (
         "patch_len must be 'auto' or an integer >= 1, got 0"
     )
@@ -77,7 +79,6 @@ def test_each_parameter_has_one_rule():
     [
         dict(dropout=1.0),
         dict(attn_dropout=-0.1),
-        dict(positional="rotary"),
         dict(pooling="max"),
         dict(attention="sparse"),
         dict(window_stats="yes"),
@@ -91,6 +92,18 @@ def test_the_estimator_and_the_model_config_give_one_message(arrays, bad):
     with pytest.raises(InputError) as from_estimator:
         SPTClassifier(**{**FAST, **bad})._check_params()
     assert str(from_estimator.value) == str(from_config.value)
+
+
+def test_positional_takes_auto_in_the_estimator_only(arrays):
+    with pytest.raises(InputError, match=r"positional must be one of \('learned'"):
+        ModelConfig(n_channels=3, n_steps=32, n_classes=2, positional="auto").validate()
+    with pytest.raises(InputError, match="positional must be 'auto' or one of .*got 'rotary'"):
+        SPTClassifier(**{**FAST, "positional": "rotary"})._check_params()
+    X, y, g = arrays
+    full = SPTClassifier(**FAST, pretrain=False).fit(X, y, groups=g)
+    assert full.positional_ == "relative" and full.auto_params_["positional"] == "relative"
+    hier = SPTClassifier(**FAST, pretrain=False, attention="hierarchical").fit(X, y, groups=g)
+    assert hier.positional_ == "learned" and hier.model_.config.positional == "learned"
 
 
 # ---------------------------------------------------------------- split and sizes
@@ -113,10 +126,15 @@ def test_sizes_resolve_auto_from_the_data(arrays):
     clf = SPTClassifier(**{**FAST, "patch_len": "auto", "batch_size": "auto"})
     clf._resolve_sizes(X, n_train=64)
     assert (clf.n_steps_, clf.min_length_) == (32, 32)
-    assert clf.auto_params_ == {"patch_len": clf.patch_len_, "batch_size": clf.batch_size_}
+    assert clf.auto_params_ == {
+        "patch_len": clf.patch_len_,
+        "batch_size": clf.batch_size_,
+        "positional": "relative",
+    }
     fixed = SPTClassifier(**FAST)
     fixed._resolve_sizes(X, n_train=64)
-    assert (fixed.patch_len_, fixed.batch_size_, fixed.auto_params_) == (8, 32, {})
+    assert (fixed.patch_len_, fixed.batch_size_) == (8, 32)
+    assert fixed.auto_params_ == {"positional": "relative"}
     with pytest.raises(InputError, match=r"patch_len=40 is longer than the windows"):
         SPTClassifier(**{**FAST, "patch_len": 40})._resolve_sizes(X, n_train=64)
 
@@ -171,12 +189,12 @@ def test_pretrain_trains_the_encoder_and_leaves_the_head(arrays):
     clf, data, config = _prepared(arrays)
     model = SPTTransformer(config)
     head = model.head.weight.detach().clone()
-    embed = model.embed.weight.detach().clone()
+    embed = model.embed.mix.weight.detach().clone()  # the conv tokenizer's channel mixing
     history, best = clf._pretrain(model, data, seed=0, epochs=2)
     assert [row["epoch"] for row in history] == [1, 2] and 1 <= best <= 2
     assert "val_loss" in history[0] and "val_balanced_accuracy" not in history[0]
     assert torch.equal(model.head.weight, head)
-    assert not torch.equal(model.embed.weight, embed)
+    assert not torch.equal(model.embed.mix.weight, embed)
 
 
 def test_finetune_reports_validation_accuracy(arrays):
