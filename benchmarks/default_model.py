@@ -283,7 +283,8 @@ def report(protocols: list[str], command: str) -> str:
 
     defaults = SPTClassifier().get_params()
     keys = [
-        "depth", "d_model", "embedding", "positional", "patch_len", "masking", "mask_unit", "mask_ratio", "normalize",
+        "depth", "d_model", "embedding", "positional", "patch_len", "masking", "mask_unit",
+        "mask_ratio", "normalize",
         "augment", "label_smoothing", "no_decay_norms", "encoder_lr_scale", "pretrain_epochs",
         "epochs", "min_steps", "batch_size", "lr",
     ]  # fmt: skip
