@@ -20,10 +20,13 @@ Two modes:
   The multivariate sets (BasicMotions, JapaneseVowels) are for checking only, in either
   mode: never choose defaults on them.
 
-Rows accumulate in a CSV beside ``--out`` (default ``benchmarks/results/public_sets.md``):
-a (set, mode, seed, params) run already there is skipped unless ``--force``; a run medspt
-refused (an ``InputError``, recorded as ``refused: ...``) is retried when the git revision
-has changed. The Markdown report is rewritten from the CSV after every set.
+Rows accumulate in a CSV beside ``--out`` (default ``benchmarks/results/public_sets.md``),
+appended and never overwritten. A (set, mode, seed, params) run is skipped unless
+``--force`` when a row of it exists under the same resolved defaults (the ``defaults``
+column, a hash of every estimator parameter: ``"{}"`` under older defaults is another
+run); a run medspt refused (an ``InputError``, recorded as ``refused: ...``) is retried
+when the git revision has changed. The Markdown report is rewritten from the CSV after
+every set, for the current defaults, with the mean over seeds where several ran.
 
     python benchmarks/public_sets.py --sets univariate --inner
     python benchmarks/public_sets.py --sets GunPoint
@@ -65,6 +68,7 @@ COLUMNS = [
     "mode",
     "seed",
     "params",
+    "defaults",
     "n_train",
     "n_test",
     "channels",
@@ -126,12 +130,26 @@ def params_key(params: dict) -> str:
     return json.dumps(params, sort_keys=True)
 
 
+def defaults_key(params: dict) -> str:
+    """A short hash of every estimator parameter ``params`` resolve to (the ``defaults``
+    column, part of the run key): ``"{}"`` means other settings under other defaults, so a
+    row from older defaults never counts as done."""
+    import hashlib
+
+    from medspt import SPTClassifier
+
+    resolved = json.dumps(SPTClassifier(**params).get_params(), sort_keys=True, default=str)
+    return hashlib.sha1(resolved.encode()).hexdigest()[:8]
+
+
 def is_done(done: pd.DataFrame, set_name: str, mode: str, seed: int, params: str,
-            revision: str, force: bool = False) -> bool:  # fmt: skip
+            revision: str, force: bool = False, defaults: str | None = None) -> bool:  # fmt: skip
     """Whether a run is already in the results and can be skipped.
 
-    A run with an accuracy is done. A run medspt refused is done only at the git revision
-    that refused it (a later revision may accept the set). ``force`` reruns everything.
+    A run with an accuracy is done when its settings resolved to the same ``defaults``
+    (rows written before that column existed never are, unless ``defaults`` is None). A run
+    medspt refused is done only at the git revision that refused it (a later revision may
+    accept the set). ``force`` reruns everything.
     """
     if force or done is None or done.empty:
         return False
@@ -141,6 +159,8 @@ def is_done(done: pd.DataFrame, set_name: str, mode: str, seed: int, params: str
         & (done["seed"].astype(int) == int(seed))
         & (done["params"] == params)
     ]
+    if defaults is not None:
+        same = same[same["defaults"].astype(str) == defaults]
     if same.empty:
         return False
     row = same.iloc[-1]
@@ -149,24 +169,21 @@ def is_done(done: pd.DataFrame, set_name: str, mode: str, seed: int, params: str
     return str(row["git_revision"]) == revision
 
 
-def upsert(done: pd.DataFrame | None, row: dict) -> pd.DataFrame:
-    """The results with ``row`` replacing any earlier row of the same run."""
-    new = pd.DataFrame([row])
+def append_row(done: pd.DataFrame | None, row: dict) -> pd.DataFrame:
+    """The results with ``row`` appended: rows are never overwritten, so a rerun's
+    history stays (the report reads the last row of each run)."""
+    new = pd.DataFrame([row]).reindex(columns=COLUMNS)
     if done is None or done.empty:
-        return new.reindex(columns=COLUMNS)
-    keep = ~(
-        (done["set"] == row["set"])
-        & (done["mode"] == row["mode"])
-        & (done["seed"].astype(int) == int(row["seed"]))
-        & (done["params"] == row["params"])
-    )
-    return pd.concat([done[keep], new], ignore_index=True).reindex(columns=COLUMNS)
+        return new
+    return pd.concat([done.reindex(columns=COLUMNS), new], ignore_index=True)
 
 
 def read_results(path: Path) -> pd.DataFrame | None:
     if not path.exists():
         return None
-    return pd.read_csv(path, dtype={"params": str, "git_revision": str, "note": str})
+    return pd.read_csv(
+        path, dtype={"params": str, "defaults": str, "git_revision": str, "note": str}
+    )
 
 
 # ---------------------------------------------------------------- one run
@@ -282,7 +299,14 @@ def _fmt(x, spec=".3f") -> str:
     return "" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
 
 
-def report(done: pd.DataFrame, machine_info: dict) -> str:
+def report(done: pd.DataFrame, machine_info: dict, defaults: str | None = None) -> str:
+    """The Markdown report of the runs under ``defaults`` (a :func:`defaults_key`; None:
+    every row), the last row of each run."""
+    older = 0
+    if defaults is not None:
+        older = int((done["defaults"].astype(str) != defaults).sum())
+        done = done[done["defaults"].astype(str) == defaults]
+    done = done.drop_duplicates(["set", "mode", "seed", "params"], keep="last")
     lines = [
         "# medspt's defaults against MiniRocket on public UCR/UEA sets",
         "",
@@ -298,8 +322,15 @@ def report(done: pd.DataFrame, machine_info: dict) -> str:
         "",
         f"Last written {dt.datetime.now().isoformat(timespec='seconds')}; "
         f"{machine_info['cpu']}, {machine_info['cores']} logical cores. "
-        "Fit seconds include cutting the frame into cases.",
+        "Fit seconds include cutting the frame into cases."
+        + (
+            f" Runs under the defaults `{defaults}` only; {older} row(s) of other defaults "
+            "stay in the CSV."
+            if defaults is not None
+            else ""
+        ),
     ]
+    lines += _seed_means(done)
     for (mode, params, seed), part in done.groupby(["mode", "params", "seed"], sort=True):
         lines += [
             "",
@@ -331,6 +362,32 @@ def report(done: pd.DataFrame, machine_info: dict) -> str:
                 f"threads: {', '.join(sorted(part['threads'].astype(str).unique()))}.",
             ]
     return "\n".join(lines) + "\n"
+
+
+def _seed_means(done: pd.DataFrame) -> list[str]:
+    """Per set, the mean accuracy over the seeds of each (mode, params), where there are
+    several: the numbers issue 28's check reads."""
+    lines = []
+    for (mode, params), part in done.groupby(["mode", "params"], sort=True):
+        seeds = sorted(part["seed"].unique().tolist())
+        if len(seeds) < 2:
+            continue
+        per = part.groupby("set", sort=False).agg(
+            kind=("kind", "first"), seeds=("seed", "nunique"),
+            medspt=("medspt_accuracy", "mean"), minirocket=("minirocket_accuracy", "first"),
+        )  # fmt: skip
+        per["diff"] = per["medspt"] - per["minirocket"]
+        lines += ["", f"## {mode}, params `{params}`: mean over seeds {seeds}", "",
+                  "| set | kind | seeds | medspt | MiniRocket | diff |",
+                  "|---|---|---:|---:|---:|---:|"]  # fmt: skip
+        for name, r in per.iterrows():
+            lines.append(f"| {name} | {r.kind} | {r.seeds} | {_fmt(r.medspt)} | "
+                         f"{_fmt(r.minirocket)} | {_fmt(r['diff'], '+.3f')} |")  # fmt: skip
+        uni = per[per["kind"] == "univariate"]["diff"].dropna()
+        if len(uni):
+            lines += ["", f"Univariate mean difference over seeds: {uni.mean():+.3f} "
+                      f"({len(uni)} sets; worst {uni.min():+.3f})."]  # fmt: skip
+    return lines
 
 
 # ---------------------------------------------------------------- main
@@ -388,21 +445,23 @@ def main(argv=None) -> None:
     revision = git_revision()
     info = machine()
     pkey = params_key(params)
+    dkey = defaults_key(params)
     print(f"{mode} mode, params {pkey}, seed {args.seed}; revision {revision}", flush=True)
     print(f"{'set':24s} {'medspt':>7s} {'MiniR':>7s} {'diff':>7s} {'fit s':>7s}  settings / note")
     for name in sets:
-        if is_done(done, name, mode, args.seed, pkey, revision, args.force):
+        if is_done(done, name, mode, args.seed, pkey, revision, args.force, defaults=dkey):
             print(f"{name:24s} already in {csv.name}, skipped", flush=True)
             continue
         row = run_set(name, load_set(cache, name), mode, args.seed, params, scores)
         row |= {
+            "defaults": dkey,
             "threads": torch.get_num_threads(),
             "git_revision": revision,
             "date": dt.date.today().isoformat(),
         }
-        done = upsert(done, row)
+        done = append_row(done, row)
         done.to_csv(csv, index=False)
-        args.out.write_text(report(done, info))
+        args.out.write_text(report(done, info, dkey))
         print(
             f"{name:24s} {_fmt(row['medspt_accuracy']):>7s} "
             f"{_fmt(row['minirocket_accuracy']):>7s} {_fmt(row['difference'], '+.3f'):>7s} "

@@ -74,19 +74,20 @@ def test_resolve_sets_expands_groups():
     assert len(ex.resolve_sets(["all", "GunPoint"])) == len(ex.SETS)
 
 
-def _row(set_="GunPoint", mode="inner", seed=0, params="{}", acc=0.9, rev="abc", note=""):
+def _row(set_="GunPoint", mode="inner", seed=0, params="{}", acc=0.9, rev="abc", note="",
+         defaults="d1"):  # fmt: skip
     return dict(set=set_, mode=mode, seed=seed, params=params, medspt_accuracy=acc,
-                git_revision=rev, note=note)  # fmt: skip
+                git_revision=rev, note=note, defaults=defaults)  # fmt: skip
 
 
 def test_resume_skips_finished_runs_and_retries_refusals_at_new_revisions(tmp_path):
-    done = ps.upsert(None, _row())
-    done = ps.upsert(done, _row("JapaneseVowels", acc=np.nan, note="refused: too long"))
+    done = ps.append_row(None, _row())
+    done = ps.append_row(done, _row("JapaneseVowels", acc=np.nan, note="refused: too long"))
     csv = tmp_path / "r.csv"
     done.to_csv(csv, index=False)
     done = ps.read_results(csv)  # as a resumed run sees it
-    assert ps.is_done(done, "GunPoint", "inner", 0, "{}", "other")
-    assert not ps.is_done(done, "GunPoint", "inner", 0, "{}", "other", force=True)
+    assert ps.is_done(done, "GunPoint", "inner", 0, "{}", "other", defaults="d1")
+    assert not ps.is_done(done, "GunPoint", "inner", 0, "{}", "other", True, defaults="d1")
     assert not ps.is_done(done, "GunPoint", "test", 0, "{}", "abc")  # other mode
     assert not ps.is_done(done, "GunPoint", "inner", 1, "{}", "abc")  # other seed
     assert not ps.is_done(done, "GunPoint", "inner", 0, '{"patch_len": 2}', "abc")
@@ -94,12 +95,20 @@ def test_resume_skips_finished_runs_and_retries_refusals_at_new_revisions(tmp_pa
     assert ps.is_done(done, "JapaneseVowels", "inner", 0, "{}", "abc")  # same revision
     assert not ps.is_done(done, "JapaneseVowels", "inner", 0, "{}", "def")
     assert not ps.is_done(None, "GunPoint", "inner", 0, "{}", "abc")
-    # a rerun replaces its row; other runs stay
-    done = ps.upsert(done, _row("JapaneseVowels", acc=0.8, rev="def"))
-    assert len(done) == 2 and list(done.columns) == ps.COLUMNS
-    jv = done[done["set"] == "JapaneseVowels"].iloc[0]
-    assert jv["medspt_accuracy"] == 0.8 and jv["git_revision"] == "def"
+    # the same params under other defaults: another run, never done
+    assert not ps.is_done(done, "GunPoint", "inner", 0, "{}", "abc", defaults="d2")
+    # a rerun is appended: the history stays, the report reads the last row
+    done = ps.append_row(done, _row("JapaneseVowels", acc=0.8, rev="def"))
+    assert len(done) == 3 and list(done.columns) == ps.COLUMNS
+    jv = done[done["set"] == "JapaneseVowels"]
+    assert jv["medspt_accuracy"].isna().iloc[0] and jv["medspt_accuracy"].iloc[-1] == 0.8
     assert ps.params_key({"b": 1, "a": 2}) == ps.params_key({"a": 2, "b": 1})
+
+
+def test_defaults_key_follows_the_resolved_parameters():
+    assert ps.defaults_key({}) == ps.defaults_key({"depth": 2})  # 2 is the default
+    assert ps.defaults_key({}) != ps.defaults_key({"depth": 3})
+    assert len(ps.defaults_key({})) == 8
 
 
 def _cache(tmp_path, name="Tiny"):
@@ -145,3 +154,11 @@ def test_main_writes_rows_and_skips_them_when_resumed(tmp_path, capsys):
     assert "skipped" in capsys.readouterr().out
     assert len(pd.read_csv(tmp_path / "o.csv")) == 2
     assert "| Tiny |" in (tmp_path / "o.md").read_text()
+    assert rows["defaults"].nunique() == 1
+    # a second seed: the report gains the mean over seeds
+    ps.main([*argv, "--seed", "1"])
+    rows = pd.read_csv(tmp_path / "o.csv")
+    md = (tmp_path / "o.md").read_text()
+    assert "mean over seeds [0, 1]" in md
+    mean = rows[rows["mode"] == "test"]["medspt_accuracy"].mean()
+    assert f"| Tiny | univariate | 2 | {mean:.3f} | 1.000 |" in md
