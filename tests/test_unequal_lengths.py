@@ -91,7 +91,10 @@ def vowels_frame(n_speakers=9, cases=12, seed=0, lo=7, hi=29):
     return pd.concat(frames, ignore_index=True)
 
 
-FAST = dict(patch_len=2, d_model=16, n_heads=2, depth=1, epochs=25, pretrain_epochs=3)
+# the floor of the previous default: enough to learn these cases, quick with 1,500
+FAST = dict(
+    patch_len=2, d_model=16, n_heads=2, depth=1, epochs=25, pretrain_epochs=3, min_steps=600
+)
 
 
 @pytest.fixture(scope="module")
