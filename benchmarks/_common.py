@@ -98,3 +98,22 @@ def study_storage(protocol: str, storage: str | None = None) -> str:
     protocol's committed journal ``results/studies/paper_table_<protocol>.log`` (one file
     per protocol, so the processes of two protocols never share a file)."""
     return storage or f"journal:{RESULTS / 'studies' / f'paper_table_{protocol}.log'}"
+
+
+def resolved_params_json(overrides: dict | None = None) -> str:
+    """Every :class:`medspt.SPTClassifier` parameter with ``overrides`` applied, as sorted
+    JSON: what a benchmark row records, so that a row under other defaults is never taken
+    for the same run."""
+    import json
+
+    from medspt import SPTClassifier
+
+    params = SPTClassifier(**(overrides or {})).get_params()
+    return json.dumps(params, sort_keys=True, default=str)
+
+
+def params_hash(overrides: dict | None = None) -> str:
+    """A short hash of :func:`resolved_params_json` (run keys and file-name suffixes)."""
+    import hashlib
+
+    return hashlib.sha1(resolved_params_json(overrides).encode()).hexdigest()[:8]

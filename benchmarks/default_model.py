@@ -35,8 +35,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import hashlib
-import json
 import os
 import sys
 import time
@@ -44,7 +42,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from _common import RESULTS, git_revision, machine
+from _common import RESULTS, git_revision, machine, params_hash, resolved_params_json
 
 OUT = RESULTS / "default_model"
 MD = RESULTS / "default_model.md"
@@ -91,20 +89,8 @@ def _at_depth(res, depth: float):
     return out
 
 
-def defaults_json() -> str:
-    """The estimator's defaults (every parameter), as sorted JSON."""
-    from medspt import SPTClassifier
-
-    return json.dumps(SPTClassifier().get_params(), sort_keys=True, default=str)
-
-
-def defaults_key() -> str:
-    """A short hash of :func:`defaults_json`: the suffix of this default's run files."""
-    return hashlib.sha1(defaults_json().encode()).hexdigest()[:8]
-
-
 def _paths(protocol: str, variant: str, seed: int):
-    stem = OUT / protocol / f"{variant.replace(' ', '-')}_seed{seed}_{defaults_key()}"
+    stem = OUT / protocol / f"{variant.replace(' ', '-')}_seed{seed}_{params_hash()}"
     return stem.with_suffix(".csv"), stem.parent / (stem.name + "_predictions.csv.gz")
 
 
@@ -137,7 +123,7 @@ def run_one(p, variant: str, seed: int) -> None:
             res.predictions["config"] = name
     rows_csv.parent.mkdir(parents=True, exist_ok=True)
     res.predictions.to_csv(pred_csv, index=False, float_format="%.4g")
-    rows = pd.DataFrame(res).assign(protocol=p.name, defaults=defaults_json())
+    rows = pd.DataFrame(res).assign(protocol=p.name, defaults=resolved_params_json())
     rows.assign(revision=git_revision()).to_csv(rows_csv, index=False)
     print(f"{p.name} {variant} seed {seed}: {(time.time() - start) / 60:.1f} min", flush=True)
 
@@ -148,7 +134,7 @@ def load(protocol: str):
     from medspt.api import Results
 
     rows, preds = [], []
-    for csv in sorted((OUT / protocol).glob(f"*_seed*_{defaults_key()}.csv")):
+    for csv in sorted((OUT / protocol).glob(f"*_seed*_{params_hash()}.csv")):
         rows.append(pd.read_csv(csv))
         preds.append(pd.read_csv(csv.parent / (csv.stem + "_predictions.csv.gz")))
     base = RESULTS / f"baselines_{protocol}_minirocket-oof.csv"

@@ -49,7 +49,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _common import RESULTS, git_revision, machine
+from _common import RESULTS, git_revision, machine, params_hash
 from export_public_sets import (
     DEFAULT_CACHE,
     MINIROCKET_FILE,
@@ -134,12 +134,7 @@ def defaults_key(params: dict) -> str:
     """A short hash of every estimator parameter ``params`` resolve to (the ``defaults``
     column, part of the run key): ``"{}"`` means other settings under other defaults, so a
     row from older defaults never counts as done."""
-    import hashlib
-
-    from medspt import SPTClassifier
-
-    resolved = json.dumps(SPTClassifier(**params).get_params(), sort_keys=True, default=str)
-    return hashlib.sha1(resolved.encode()).hexdigest()[:8]
+    return params_hash(params)
 
 
 def is_done(done: pd.DataFrame, set_name: str, mode: str, seed: int, params: str,

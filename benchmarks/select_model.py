@@ -73,7 +73,6 @@ Results: ``benchmarks/results/select_model.csv`` and ``select_model.md``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -82,7 +81,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _common import RESULTS, git_revision, machine
+from _common import RESULTS, git_revision, machine, resolved_params_json
 
 CANDIDATES: dict[str, dict] = {
     "patch": {"attn_dropout": 0.0},
@@ -111,14 +110,6 @@ TIE = 0.005
 CSV = RESULTS / "select_model.csv"
 MD = RESULTS / "select_model.md"
 PUBLIC_CACHE = Path("~/.cache/medspt/public_sets").expanduser()
-
-
-def resolved_params(overrides: dict) -> str:
-    """The estimator's full parameters with ``overrides``, as sorted JSON."""
-    from medspt import SPTClassifier
-
-    params = SPTClassifier(**overrides, random_state=0).get_params()
-    return json.dumps({k: params[k] for k in sorted(params)}, default=str)
 
 
 def fit_score(X_fit, y_fit, g_fit, X_val, y_val, overrides: dict) -> tuple[float, float]:
@@ -184,7 +175,7 @@ def run(part: str, root, revision: str, candidates: dict) -> None:
     items = ITEMS[part](part, root) if part in ("GPD-1", "NE-1") else ITEMS[part](root)
     for item, (X_fit, y_fit, g_fit, X_val, y_val) in items:
         for name, overrides in candidates.items():
-            params = resolved_params(overrides)
+            params = resolved_params_json({**overrides, "random_state": 0})
             key = (done["part"] == part) & (done["item"] == item) & (done["candidate"] == name)
             if (key & (done["params"] == params) & (done["revision"] == revision)).any():
                 continue
