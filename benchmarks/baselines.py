@@ -1,13 +1,14 @@
-"""tsai baselines on medspt's evaluation protocols: the numbers medspt has to beat.
+"""Baselines on medspt's evaluation protocols: the numbers medspt has to beat.
 
-Four baselines (tsai 1.0.1), each trained and tested on exactly the subject-wise folds of a
-protocol (:func:`medspt.datasets.protocol`), one row per fold × model × seed in the row
-format of :func:`medspt.evaluate`:
+Four baselines, each trained and tested on exactly the subject-wise folds of a protocol
+(:func:`medspt.datasets.protocol`), one row per fold × model × seed in the row format of
+:func:`medspt.evaluate`:
 
-* ``tsai-minirocket``: tsai's PyTorch MiniRocket feature extractor (10,000 features) +
-  ``StandardScaler(with_mean=False)`` + ``RidgeClassifierCV`` (alphas 1e-3 … 1e3), the
-  pipeline of tsai's ``MiniRocketClassifier`` (which needs sktime); probabilities are the
-  softmax of the ridge decision scores;
+* ``minirocket``: aeon's ``MiniRocketClassifier`` through :mod:`medspt.baselines` (the
+  same code as ``evaluate``'s baseline rows; its own input rules and training-fold
+  standardization, class-balanced ridge, softmax of the ridge decision values), run in
+  this interpreter; earlier runs used tsai's MiniRocket (``tsai-minirocket`` in stored
+  results);
 * ``tsai-inceptiontimeplus``: ``InceptionTimePlus`` with tsai's defaults;
 * ``tsai-tstplus``: ``TSTPlus`` from scratch, ``n_layers`` ``--tst-depth`` (2), d_model 64,
   4 heads, d_ff 4 × d_model, dropout 0.1 (also on attention weights and head), like
@@ -36,11 +37,11 @@ Honest evaluation, as in medspt:
   balanced);
 * the test windows are only predicted, once, after training.
 
-tsai usually lives in its own environment (see ``benchmarks/README.md``): give its
-interpreter with ``--tsai-python`` (or ``$MEDSPT_TSAI_PYTHON``) and the script hands the
-windows and fold indices to a copy of itself running there (``.npz`` files in a temporary
-folder), which returns the test probabilities; if tsai imports in the current interpreter
-everything runs in-process.
+tsai (the three networks) usually lives in its own environment (see
+``benchmarks/README.md``): give its interpreter with ``--tsai-python`` (or
+``$MEDSPT_TSAI_PYTHON``) and the script hands the windows and fold indices to a copy of
+itself running there (``.npz`` files in a temporary folder), which returns the test
+probabilities; if tsai imports in the current interpreter everything runs in-process.
 
 Run ``python benchmarks/baselines.py --help`` for the options.
 """
@@ -78,7 +79,7 @@ from medspt.core.stats import balanced_class_weights, channel_stats  # noqa: E40
 
 MODELS = ("minirocket", "inceptiontime", "tstplus", "tstplus-mvp")
 CONFIG_NAMES = {
-    "minirocket": "tsai-minirocket",
+    "minirocket": "minirocket",  # aeon's, via medspt.baselines (was tsai-minirocket)
     "inceptiontime": "tsai-inceptiontimeplus",
     "tstplus": "tsai-tstplus",
     "tstplus-mvp": "tsai-tstplus-mvp",
@@ -110,7 +111,7 @@ EVALUATE_COLUMNS = (
 EVALUATE_METRICS = EVALUATE_COLUMNS[9:14]  # accuracy … subject_accuracy
 EXTRA_COLUMNS = ("protocol", "n_val", "n_params")
 METRICS = ("balanced_accuracy", "accuracy", "macro_f1", "roc_auc", "subject_accuracy")
-RIDGE_ALPHAS = tuple(float(a) for a in np.logspace(-3, 3, 7))
+TSAI_MODELS = ("inceptiontime", "tstplus", "tstplus-mvp")
 
 
 @dataclass
@@ -126,7 +127,6 @@ class Settings:
     d_model: int = 64
     n_heads: int = 4
     dropout: float = 0.1
-    minirocket_features: int = 10_000
     max_train_windows: int | None = None
     threads: int | None = None
     device: str = "auto"
@@ -233,24 +233,6 @@ def fold_arrays(X: np.ndarray, plan: FoldPlan) -> dict[str, np.ndarray]:
         "mean": mean,
         "std": std,
     }
-
-
-def scores_to_proba(scores: np.ndarray, classes: np.ndarray, n_classes: int) -> np.ndarray:
-    """Softmax of linear decision scores, as probabilities over all ``n_classes`` codes.
-
-    ``scores`` is ``decision_function`` output: ``(N,)`` for two classes (score of
-    ``classes[1]``), else ``(N, len(classes))``; ``classes`` are the codes the classifier
-    saw in training. Codes it never saw get probability 0.
-    """
-    scores = np.asarray(scores, dtype=np.float64)
-    if scores.ndim == 1:
-        scores = np.stack([-scores, scores], axis=1)
-    z = scores - scores.max(axis=1, keepdims=True)
-    p = np.exp(z)
-    p /= p.sum(axis=1, keepdims=True)
-    full = np.zeros((len(p), n_classes))
-    full[:, np.asarray(classes, dtype=int)] = p
-    return full
 
 
 # --------------------------------------------------------------------------- rows and report
@@ -377,6 +359,12 @@ def tsai_versions(settings: Settings | None = None) -> dict[str, str]:
     return out
 
 
+def _aeon_version() -> str:
+    import aeon
+
+    return aeon.__version__
+
+
 def tsai_importable() -> bool:
     """Whether the tsai models used here import in this interpreter."""
     try:
@@ -426,45 +414,36 @@ def _predict(model, X: np.ndarray, device, batch_size: int = 256) -> np.ndarray:
 
 
 def run_minirocket(
-    arrs: dict, y_fit: np.ndarray, y_val: np.ndarray, n_classes: int, seed: int, s: Settings
+    X: np.ndarray, y: np.ndarray, n_classes: int, plan: FoldPlan
 ) -> tuple[np.ndarray, dict]:
-    """MiniRocket features + scaler + ridge, fitted on all training windows (fit + val)."""
-    import torch
-    from sklearn.linear_model import RidgeClassifierCV
-    from sklearn.preprocessing import StandardScaler
-    from tsai.models.MINIROCKET_Pytorch import MiniRocketFeatures, get_minirocket_features
+    """aeon's MiniRocket through :mod:`medspt.baselines` in this interpreter: fitted on the
+    fold's training windows (``plan.train``, raw: the baseline fills and standardizes with
+    their statistics), test probabilities over all ``n_classes`` codes."""
+    from medspt.baselines import MiniRocket
 
-    device = _device(s)
-    X = np.concatenate([arrs["fit"], arrs["val"]])
-    y = np.concatenate([y_fit, y_val])
-    _seed_everything(seed)
     t0 = time.perf_counter()
-    mrf = MiniRocketFeatures(
-        X.shape[1], X.shape[2], num_features=s.minirocket_features, random_state=seed
-    ).to(device)
-    cuda = device.type == "cuda"
-    # Feature extraction materializes (chunk, 84, T, features per dilation) tensors: small
-    # chunks stay below the allocator's mmap threshold on CPU, which is several times
-    # faster than paging in fresh memory for every chunk.
-    per_window = 4 * 84 * X.shape[2] * max(X.shape[1], *mrf.num_features_per_dilation)
-    chunk = 1024 if cuda else max(1, int(16 * 2**20 // per_window))
-    with torch.no_grad():
-        # The biases are quantiles of the convolution outputs of 84 random windows per
-        # dilation, drawn from a random pool of `chunksize` training windows (tsai's
-        # default pool, 84 x dilations windows, goes through the convolutions at once:
-        # gigabytes for 18 channels).
-        mrf.fit(X, chunksize=256)
-        feats = get_minirocket_features(X, mrf, chunksize=chunk, use_cuda=cuda)[..., 0]
-    scaler = StandardScaler(with_mean=False).fit(feats)
-    ridge = RidgeClassifierCV(alphas=RIDGE_ALPHAS, class_weight="balanced")
-    ridge.fit(scaler.transform(feats), y)
+    clf = MiniRocket(random_state=plan.seed).fit(X[plan.train], y[plan.train])
     wall = time.perf_counter() - t0
-    with torch.no_grad():
-        feats_test = get_minirocket_features(arrs["test"], mrf, chunksize=chunk, use_cuda=cuda)
-    scores = ridge.decision_function(scaler.transform(feats_test[..., 0]))
-    proba = scores_to_proba(scores, ridge.classes_, n_classes)
-    info = {"wall_time_s": wall, "n_features": int(feats.shape[1]), "alpha": float(ridge.alpha_)}
+    proba = np.zeros((len(plan.test), n_classes))
+    proba[:, clf.classes_.astype(int)] = clf.predict_proba(X[plan.test])
+    info = {"wall_time_s": wall, "filled_fraction": clf.filled_fraction_}
     return proba, info
+
+
+def run_minirocket_jobs(X: np.ndarray, y: np.ndarray, n_classes: int, plans, emit) -> None:
+    """MiniRocket on every plan, ``emit(i, "minirocket", proba, info)`` per run."""
+    from sklearn.metrics import balanced_accuracy_score
+
+    for i, plan in enumerate(plans):
+        proba, info = run_minirocket(X, y, n_classes, plan)
+        bal = balanced_accuracy_score(y[plan.test], proba.argmax(1))
+        print(
+            f"  fold {plan.fold} seed {plan.seed} {'minirocket':<24} balanced accuracy "
+            f"{bal:.3f}, {info['wall_time_s']:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+        emit(i, "minirocket", proba, info)
 
 
 def _build(model: str, n_channels: int, n_steps: int, n_classes: int, s: Settings):
@@ -642,8 +621,8 @@ def run_network(
 
 
 def run_jobs(X: np.ndarray, y: np.ndarray, n_classes: int, plans, models, s: Settings, emit):
-    """Train and test every model on every plan; ``emit(i, model, proba, info)`` per run
-    (``proba`` None and ``info["error"]`` set when a run fails)."""
+    """Train and test every tsai network on every plan; ``emit(i, model, proba, info)``
+    per run (``proba`` None and ``info["error"]`` set when a run fails)."""
     from sklearn.metrics import balanced_accuracy_score
 
     _set_threads(s)
@@ -653,12 +632,9 @@ def run_jobs(X: np.ndarray, y: np.ndarray, n_classes: int, plans, models, s: Set
         for model in models:
             with tempfile.TemporaryDirectory(prefix="medspt-baselines-") as tmp:
                 try:
-                    if model == "minirocket":
-                        proba, info = run_minirocket(arrs, y_fit, y_val, n_classes, plan.seed, s)
-                    else:
-                        proba, info = run_network(
-                            model, arrs, y_fit, y_val, n_classes, plan.seed, s, Path(tmp)
-                        )
+                    proba, info = run_network(
+                        model, arrs, y_fit, y_val, n_classes, plan.seed, s, Path(tmp)
+                    )
                 except Exception as err:  # reported, and the other runs go on
                     traceback.print_exc(limit=-4, file=sys.stderr)
                     proba, info = None, {"error": f"{type(err).__name__}: {err}"}
@@ -773,7 +749,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--tst-depth", type=int, default=d.tst_depth, help="TSTPlus n_layers")
     p.add_argument("--d-model", type=int, default=d.d_model, help="TSTPlus d_model")
     p.add_argument("--n-heads", type=int, default=d.n_heads, help="TSTPlus heads")
-    p.add_argument("--minirocket-features", type=int, default=d.minirocket_features)
     p.add_argument(
         "--max-train-windows",
         type=int,
@@ -826,7 +801,6 @@ def main(argv: list[str] | None = None) -> int:
         tst_depth=args.tst_depth,
         d_model=args.d_model,
         n_heads=args.n_heads,
-        minirocket_features=args.minirocket_features,
         max_train_windows=args.max_train_windows,
         threads=args.threads,
         device=args.device,
@@ -853,18 +827,25 @@ def main(argv: list[str] | None = None) -> int:
     tsai_python = args.tsai_python
     external = bool(tsai_python) and os.path.abspath(tsai_python) != os.path.abspath(sys.executable)
     notes: list[str] = []
-    if external:
-        results, versions, error = run_worker(tsai_python, ws, plans, models, s)
+    results, versions = {}, None
+    networks = [m for m in models if m in TSAI_MODELS]
+
+    def emit(i, model, proba, info):
+        results[(i, model)] = (proba, info)
+
+    if "minirocket" in models:  # aeon, in medspt's own interpreter
+        run_minirocket_jobs(ws.X, ws.y.astype(np.int64), len(ws.classes), plans, emit)
+    if not networks:
+        pass
+    elif external:
+        done, versions, error = run_worker(tsai_python, ws, plans, networks, s)
+        results.update(done)
         if error:
             notes.append(f"the tsai sub-run failed ({error}); its finished runs are kept")
     elif tsai_importable():
         _set_threads(s)
-        results, versions = {}, tsai_versions(s)
-
-        def emit(i, model, proba, info):
-            results[(i, model)] = (proba, info)
-
-        run_jobs(ws.X, ws.y.astype(np.int64), len(ws.classes), plans, models, s, emit)
+        versions = tsai_versions(s)
+        run_jobs(ws.X, ws.y.astype(np.int64), len(ws.classes), plans, networks, s, emit)
     else:
         print(
             "error: tsai does not import in this interpreter; create the tsai environment "
@@ -913,7 +894,7 @@ def main(argv: list[str] | None = None) -> int:
         f"lr_max {s.lr:g}, batch {s.batch_size}, class-weighted cross-entropy, best "
         f"validation balanced accuracy epoch kept; TSTPlus n_layers {s.tst_depth}, d_model "
         f"{s.d_model}, {s.n_heads} heads, d_ff {4 * s.d_model}, dropout {s.dropout}; "
-        f"MiniRocket {s.minirocket_features} features + RidgeClassifierCV"
+        f"MiniRocket: aeon {_aeon_version()} MiniRocketClassifier via medspt.baselines"
         + (
             f"; at most {s.max_train_windows} training windows per fold"
             if s.max_train_windows

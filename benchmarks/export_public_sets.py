@@ -1,15 +1,12 @@
 """Export the UCR/UEA sets bundled with aeon to ``.npz`` files and score aeon's MiniRocket.
 
-Runs under an interpreter with aeon 1.6 (aeon pins numpy and pandas versions that medspt's
-environment does not have, so it gets its own virtual environment)::
+Runs in medspt's environment (aeon is one of its dependencies)::
 
-    python -m venv aeon-venv
-    aeon-venv/bin/pip install aeon==1.6.0
-    aeon-venv/bin/python benchmarks/export_public_sets.py            # all bundled sets
-    aeon-venv/bin/python benchmarks/export_public_sets.py --sets GunPoint --cache DIR
+    python benchmarks/export_public_sets.py            # all bundled sets
+    python benchmarks/export_public_sets.py --sets GunPoint --cache DIR
 
-``benchmarks/public_sets.py`` (medspt's environment) then reads the cache; given
-``--aeon-python aeon-venv/bin/python`` it runs this script itself when the cache lacks a set.
+``benchmarks/public_sets.py`` reads the cache and runs this script itself when the cache
+lacks a set.
 
 Nothing is downloaded: the sets are read from the ``.ts`` files inside the aeon wheel
 (``aeon/datasets/data/<name>/``), and aeon's download function is replaced by one that
@@ -20,14 +17,15 @@ For each set the cache folder (``--cache``, default ``~/.cache/medspt/public_set
 - ``<name>.npz``: ``X_train``, ``X_test`` as float32 ``(n, channels, longest)`` with NaN
   after each case's end, ``len_train``, ``len_test`` (per-case lengths), ``y_train``,
   ``y_test`` (class labels as strings); the train/test split of the archive.
-- an entry in ``minirocket.json``: test accuracy of
-  ``aeon.classification.convolution_based.MiniRocketClassifier(random_state=0)`` (default
-  settings) fitted on the train split, and its *inner* accuracy: fitted on 75 % of the
-  train cases and scored on the other 25 % (:func:`inner_split`, the same split
-  ``public_sets.py --inner`` uses; the held-out case indices are stored so that it can
-  check). aeon's MiniRocket does not take unequal-length input: for the sets with unequal
-  lengths it gets the archive's bundled equal-length version (``<name>_eq_*.ts``, what
-  aeon's ``load_classification`` loads by default), recorded as ``input`` in the JSON.
+- an entry in ``minirocket.json``: test accuracy of ``medspt.baselines.MiniRocket
+  (random_state=0)`` (aeon's ``MiniRocketClassifier`` with medspt's input rules, the
+  baseline ``medspt.evaluate`` runs) fitted on the train split, and its *inner* accuracy:
+  fitted on 75 % of the train cases and scored on the other 25 % (:func:`inner_split`, the
+  same split ``public_sets.py --inner`` uses; the held-out case indices are stored so that
+  it can check). Unequal-length cases are given as they are (NaN after their end); the
+  baseline holds each at its last value, recorded as ``input`` in the JSON. Entries
+  computed otherwise (``via`` missing: aeon's classifier on the archive's equal-length
+  version, before MiniRocket was part of medspt) are recomputed.
 
 This module imports neither aeon nor medspt at import time: ``public_sets.py`` and the
 tests import :func:`inner_split` and :data:`SETS` from it.
@@ -164,33 +162,33 @@ def export_set(name: str, cache: Path) -> dict:
     }
 
 
+VIA = "medspt.baselines.MiniRocket"
+
+
 def _minirocket_accuracy(X_fit, y_fit, X_eval, y_eval) -> tuple[float, float]:
-    from aeon.classification.convolution_based import MiniRocketClassifier
+    from medspt.baselines import MiniRocket
 
     t0 = time.perf_counter()
-    clf = MiniRocketClassifier(random_state=0)
+    clf = MiniRocket(random_state=0)
     clf.fit(X_fit, y_fit)
     acc = float(np.mean(clf.predict(X_eval) == y_eval))
     return acc, time.perf_counter() - t0
 
 
-def minirocket_scores(name: str) -> dict:
-    """MiniRocket's test accuracy and inner-split accuracy on one set."""
-    X_tr, y_tr = load(name, "train", equal_length=True)
-    X_te, y_te = load(name, "test", equal_length=True)
-    raw_tr, raw_y = load(name, "train")
-    if isinstance(X_tr, list) or isinstance(X_te, list):
-        raise SystemExit(f"{name}: aeon has no equal-length version; MiniRocket needs one")
-    if not np.array_equal(raw_y, y_tr):
-        raise SystemExit(f"{name}: the equal-length version's train cases differ in order")
-    unequal = isinstance(raw_tr, list)
-    X_tr, X_te = X_tr.astype(np.float64), X_te.astype(np.float64)
+def minirocket_scores(name: str, cache: Path) -> dict:
+    """MiniRocket's test accuracy and inner-split accuracy on one set, from the exported
+    arrays (NaN after each case's end)."""
+    with np.load(cache / f"{name}.npz") as f:
+        X_tr, y_tr, X_te, y_te = f["X_train"], f["y_train"], f["X_test"], f["y_test"]
+        lengths = np.concatenate([f["len_train"], f["len_test"]])
+    unequal = lengths.min() != lengths.max()
     test_acc, test_s = _minirocket_accuracy(X_tr, y_tr, X_te, y_te)
     fit, val = inner_split(y_tr)
     inner_acc, inner_s = _minirocket_accuracy(X_tr[fit], y_tr[fit], X_tr[val], y_tr[val])
     return {
+        "via": VIA,
         "input": (
-            f"archive's equal-length version {name}_eq (length {X_tr.shape[2]})"
+            f"unequal lengths {lengths.min()}-{lengths.max()}, each case held at its last value"
             if unequal
             else f"as bundled (length {X_tr.shape[2]})"
         ),
@@ -231,10 +229,13 @@ def main(argv=None) -> None:
             print(f"{name}: exported {info}", flush=True)
         entry = scores["sets"].get(name)
         if args.no_minirocket or (
-            entry and entry.get("aeon") == aeon.__version__ and not args.force
+            entry
+            and entry.get("aeon") == aeon.__version__
+            and entry.get("via") == VIA
+            and not args.force
         ):
             continue
-        entry = {"aeon": aeon.__version__, **minirocket_scores(name)}
+        entry = {"aeon": aeon.__version__, **minirocket_scores(name, cache)}
         scores["sets"][name] = entry
         tmp = score_file.with_suffix(".tmp")
         tmp.write_text(json.dumps(scores, indent=1))

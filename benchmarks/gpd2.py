@@ -37,10 +37,10 @@ against scratch paired over subjects (``medspt.stats.compare_subjects``: sign-fl
 bootstrap interval) and over folds, and GPD-1's windowed models on the same folds with
 their windows aggregated per subject (mean PD probability; from the stored out-of-fold
 predictions of ``default_model.py`` and the MiniRocket baseline, or fitted here with
-``--fit-gpd1``). ``--minirocket`` adds tsai's MiniRocket on the whole walks (standardized
-with training-fold statistics, padding set to 0) through ``baselines.py``'s machinery in
-the interpreter ``--tsai-python`` / ``$MEDSPT_TSAI_PYTHON``; without it the option is
-skipped with the reason printed.
+``--fit-gpd1``). ``--minirocket`` adds aeon's MiniRocket on the whole walks
+(:mod:`medspt.baselines`: standardized with training-fold statistics, each walk held at
+its last value over its padding) in this interpreter; stored runs before it used tsai's
+(``tsai-minirocket``, padding set to 0).
 
     python benchmarks/gpd2.py cost                        # results/gpd2_cost.{md,csv}
     python benchmarks/gpd2.py cost --rates 20 --steps 2 --no-write
@@ -458,24 +458,13 @@ def _fit_all(p, configs: dict, args, csv: Path, pred: Path) -> None:
                 _append(pred, frame.assign(protocol=p.name).round(5))
 
 
-def _tsai_python(args) -> str | None:
-    return args.tsai_python or os.environ.get("MEDSPT_TSAI_PYTHON") or None
-
-
 def _minirocket(p, args, csv: Path, pred: Path) -> str | None:
-    """MiniRocket on the whole walks, in the tsai interpreter; the reason when skipped."""
+    """aeon's MiniRocket (:mod:`medspt.baselines`) on the whole walks, in this
+    interpreter; returns nothing to report (kept for the caller's notes)."""
     import baselines as bl
 
     from medspt.api import oof_frame
 
-    python = _tsai_python(args)
-    external = bool(python) and os.path.abspath(python) != os.path.abspath(sys.executable)
-    if not external and not bl.tsai_importable():
-        return (
-            "MiniRocket skipped: tsai does not import in this interpreter and no tsai "
-            "interpreter was given (--tsai-python or MEDSPT_TSAI_PYTHON; see "
-            "benchmarks/README.md for the tsai environment)"
-        )
     s = bl.Settings(threads=args.threads)
     ws = p.windows
     labels = ws.classes[ws.y]
@@ -484,31 +473,23 @@ def _minirocket(p, args, csv: Path, pred: Path) -> str | None:
         for k in args.folds
         for seed in args.seeds
     ]
-    if external:
-        results, _, error = bl.run_worker(python, ws, plans, ["minirocket"], s)
-    else:
-        results, error = {}, None
+    results = {}
 
-        def emit(i, model, proba, info):
-            results[(i, model)] = (proba, info)
+    def emit(i, model, proba, info):
+        results[(i, model)] = (proba, info)
 
-        bl.run_jobs(ws.X, ws.y.astype(np.int64), len(ws.classes), plans, ["minirocket"], s, emit)
-    settings = json.dumps({"model": "tsai-minirocket", "padding": 0}, sort_keys=True)
+    bl.run_minirocket_jobs(ws.X, ws.y.astype(np.int64), len(ws.classes), plans, emit)
+    settings = json.dumps({"model": "minirocket", "padding": "last value"}, sort_keys=True)
     for i, plan in enumerate(plans):
-        proba, info = results.get((i, "minirocket"), (None, {"error": "not run"}))
-        if proba is None:
-            print(
-                f"  MiniRocket fold {plan.fold} seed {plan.seed}: {info['error']}", file=sys.stderr
-            )
-            continue
+        proba, info = results[(i, "minirocket")]
         row = bl.make_row("minirocket", s, plan, ws.y, ws.groups, proba, info, p.name)
         row["settings"] = settings
         _append(csv, pd.DataFrame([row]))
-        keys = dict(config="tsai-minirocket", depth=np.nan, seed=plan.seed)
+        keys = dict(config="minirocket", depth=np.nan, seed=plan.seed)
         _append(
             pred, oof_frame(ws, plan.test, proba, **keys, fold=plan.fold).assign(protocol=p.name)
         )
-    return None if error is None else f"MiniRocket sub-run: {error}"
+    return None
 
 
 def run_accuracy(args) -> list[str]:
@@ -841,8 +822,12 @@ def render_accuracy(args, notes: list[str], wall: float) -> str:
                 *table,
                 "",
             ]
-    rocket = [(c, "tsai-minirocket") for c in dict.fromkeys(p2["config"]) if c != "tsai-minirocket"]
-    table = _paired(rocket if "tsai-minirocket" in present else [], scores, p2, "balanced_accuracy")
+    # aeon's MiniRocket (medspt.baselines) where it ran, else the stored tsai runs
+    mr = "minirocket" if "minirocket" in present else "tsai-minirocket"
+    rocket = [
+        (c, mr) for c in dict.fromkeys(p2["config"]) if c not in ("minirocket", "tsai-minirocket")
+    ]
+    table = _paired(rocket if mr in present else [], scores, p2, "balanced_accuracy")
     if table:
         lines += [
             "## Against MiniRocket on the same whole walks (balanced accuracy)",
@@ -989,10 +974,7 @@ def parse_args(argv):
         "stored default_model.py and MiniRocket ones; the flag alone: none)",
     )
     a.add_argument(
-        "--minirocket", action="store_true", help="add tsai MiniRocket on the whole walks"
-    )
-    a.add_argument(
-        "--tsai-python", default=None, help="interpreter with tsai (default: $MEDSPT_TSAI_PYTHON)"
+        "--minirocket", action="store_true", help="add aeon's MiniRocket on the whole walks"
     )
     ap.add_argument("--cell", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)

@@ -1,8 +1,8 @@
 """medspt's defaults against aeon's MiniRocket on public UCR/UEA sets nobody tuned on.
 
 The sets are the small ones bundled with aeon 1.6, exported once to ``.npz`` files by
-``benchmarks/export_public_sets.py`` (run under an aeon interpreter; it also writes
-MiniRocket's accuracies). This script runs under medspt's environment and uses medspt the
+``benchmarks/export_public_sets.py`` (it also writes MiniRocket's accuracies, through
+``medspt.baselines``; this script runs it when a set is missing). medspt is used the
 way a new user would: each set's cases become a long DataFrame (one row per sample;
 ``subject`` and ``recording`` = the case id, ``label``, channels ``dim_0``, ``dim_1``, ...;
 no time column; each case as long as it really is), ``medspt.fit_spt(train_df,
@@ -31,7 +31,6 @@ every set, for the current defaults, with the mean over seeds where several ran.
     python benchmarks/public_sets.py --sets univariate --inner
     python benchmarks/public_sets.py --sets GunPoint
     python benchmarks/public_sets.py --sets ArrowHead --inner --params '{"patch_len": 4}'
-    python benchmarks/public_sets.py --aeon-python aeon-venv/bin/python   # exports if needed
 """
 
 from __future__ import annotations
@@ -40,7 +39,6 @@ import argparse
 import datetime as dt
 import json
 import math
-import os
 import subprocess
 import sys
 import time
@@ -55,6 +53,7 @@ from export_public_sets import (
     MINIROCKET_FILE,
     MULTIVARIATE,
     SPLIT_SEED,
+    VIA,
     inner_split,
     resolve_sets,
 )
@@ -309,8 +308,10 @@ def report(done: pd.DataFrame, machine_info: dict, defaults: str | None = None) 
         "below is rewritten after every set). The sets are the ones bundled with aeon 1.6; "
         "nobody tuned medspt on them. Each case is one recording of its own length, fitted "
         "with `medspt.fit_spt(df, window=None, **params)`; accuracy is per case. MiniRocket "
-        "is aeon's `MiniRocketClassifier(random_state=0)` (unequal-length sets: the "
-        "archive's equal-length version). `inner` rows: fitted on 75 % of the train split, "
+        "is `medspt.baselines.MiniRocket(random_state=0)` (aeon's `MiniRocketClassifier` with "
+        "medspt's input rules; unequal-length cases held at their last value; rows written "
+        "before it used aeon's classifier on the archive's equal-length version). `inner` "
+        "rows: fitted on 75 % of the train split, "
         "scored on the other 25 % (stratified, seed 0), the numbers to choose defaults on. "
         "`test` rows: the archive's train/test split, for reporting only. Multivariate sets "
         "are for checking only, never for choosing defaults.",
@@ -388,23 +389,21 @@ def _seed_means(done: pd.DataFrame) -> list[str]:
 # ---------------------------------------------------------------- main
 
 
-def ensure_cache(cache: Path, sets: list[str], aeon_python: str | None) -> dict:
-    """MiniRocket scores; runs the exporter first when sets are missing and an aeon
-    interpreter is known."""
+def ensure_cache(cache: Path, sets: list[str]) -> dict:
+    """MiniRocket scores; runs the exporter (this interpreter: aeon is a dependency of
+    medspt) first when sets or their medspt.baselines scores are missing."""
     score_file = cache / MINIROCKET_FILE
     scores = json.loads(score_file.read_text()) if score_file.exists() else {"sets": {}}
-    missing = [s for s in sets if not (cache / f"{s}.npz").exists() or s not in scores["sets"]]
-    if missing and aeon_python:
-        cmd = [aeon_python, str(HERE / "export_public_sets.py"), "--cache", str(cache),
+    missing = [
+        s
+        for s in sets
+        if not (cache / f"{s}.npz").exists() or scores["sets"].get(s, {}).get("via") != VIA
+    ]
+    if missing:
+        cmd = [sys.executable, str(HERE / "export_public_sets.py"), "--cache", str(cache),
                "--sets", *missing]  # fmt: skip
         subprocess.run(cmd, check=True)
         scores = json.loads(score_file.read_text())
-    still = [s for s in sets if not (cache / f"{s}.npz").exists()]
-    if still:
-        raise SystemExit(
-            f"no exported data for {still} in {cache}: run benchmarks/export_public_sets.py "
-            "under an aeon interpreter first, or pass --aeon-python"
-        )
     return scores
 
 
@@ -417,8 +416,6 @@ def main(argv=None) -> None:
     ap.add_argument("--inner", action="store_true", help="score on 25%% of the train cases")
     ap.add_argument("--out", type=Path, default=MD, help="Markdown report; the CSV goes beside it")
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
-    ap.add_argument("--aeon-python", default=os.environ.get("MEDSPT_AEON_PYTHON"),
-                    help="aeon interpreter to export missing sets with")  # fmt: skip
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default torch's)")
     ap.add_argument("--force", action="store_true", help="rerun runs already in the CSV")
     args = ap.parse_args(argv)
@@ -432,7 +429,7 @@ def main(argv=None) -> None:
         torch.set_num_threads(args.threads)
     sets = resolve_sets(args.sets)
     cache = args.cache.expanduser()
-    scores = ensure_cache(cache, sets, args.aeon_python)
+    scores = ensure_cache(cache, sets)
     mode = "inner" if args.inner else "test"
     csv = args.out.with_suffix(".csv")
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,7 @@
 >>> import medspt
 >>> clf = medspt.fit_spt(df)                       # long DataFrame -> fitted classifier
 >>> results = medspt.evaluate(df, cv=5)            # subject-wise CV, scratch vs SPT
+>>> medspt.compare(df)                             # the default model against MiniRocket
 """
 
 from medspt import attention as _attention  # noqa: F401  (registers attention="hierarchical")
@@ -13,6 +14,7 @@ from medspt.data import WindowSet, from_arrays, make_windows
 from medspt.errors import InputError, ModelFileError
 from medspt.estimator import FramePredictions, SPTClassifier
 from medspt.persistence import load
+from medspt.versus import compare
 
 __all__ = [
     "__version__",
@@ -21,6 +23,7 @@ __all__ = [
     "WindowSet",
     "fit_spt",
     "evaluate",
+    "compare",
     "summarize",
     "comparison_table",
     "subject_folds",

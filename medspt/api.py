@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from medspt.baselines import BASELINES, RocketBaseline, check_baselines, make_baseline
 from medspt.comparisons import COMPARISON_COLUMNS, compare, comparison_table, summarize
 from medspt.configs import CONTROLS, config_params
 from medspt.core.durations import to_samples
@@ -47,6 +48,7 @@ __all__ = [
     "comparison_table",
     "config_params",
     "evaluate",
+    "fit_baseline_fold",
     "fit_fold",
     "fit_spt",
     "markdown_comparisons",
@@ -303,13 +305,7 @@ def fit_fold(
     t0 = perf_counter()
     clf.fit(ws.X[tr], ws.classes[ws.y[tr]], groups=ws.groups[tr])
     wall = perf_counter() - t0
-    proba = clf.predict_proba(ws.X[te])
-    # proba columns follow clf.classes_ (sorted training classes); ws.classes may be in any
-    # order (protocols fix theirs), so map by value, never by sorted position
-    code = {c: i for i, c in enumerate(ws.classes.tolist())}
-    full = np.zeros((len(te), len(ws.classes)))
-    full[:, [code[c] for c in clf.classes_.tolist()]] = proba
-    metrics = classification_metrics(ws.y[te], full, ws.groups[te])
+    full, metrics = _score_test(ws, te, clf.classes_, clf.predict_proba(ws.X[te]))
     histories = getattr(clf, "member_histories_", None) or [clf.history_]
     epochs = [r for history in histories for stage in history.values() for r in stage]
     train_s = sum(r["seconds"] for r in epochs)
@@ -327,6 +323,46 @@ def fit_fold(
         "windows_per_s": sum(r["windows"] for r in epochs) / train_s if train_s > 0 else np.nan,
     }
     return row, clf, full
+
+
+def fit_baseline_fold(
+    ws: WindowSet, train_idx: np.ndarray, test_idx: np.ndarray, name: str, seed: int = 0
+) -> tuple[dict, RocketBaseline, np.ndarray]:
+    """Fit baseline ``name`` (:data:`medspt.baselines.BASELINES`) on one fold's training
+    windows and score its test windows: the same row, model and probabilities as
+    :func:`fit_fold` (no epochs, optimizer steps or validation subjects)."""
+    tr, te = np.asarray(train_idx), np.asarray(test_idx)
+    clf = make_baseline(name, random_state=seed)
+    t0 = perf_counter()
+    clf.fit(ws.X[tr], ws.classes[ws.y[tr]])
+    wall = perf_counter() - t0
+    full, metrics = _score_test(ws, te, clf.classes_, clf.predict_proba(ws.X[te]))
+    row = {
+        "n_train": len(tr),
+        "n_test": len(te),
+        "n_test_subjects": len(np.unique(ws.groups[te])),
+        **metrics,
+        "pretrain_epochs": 0,
+        "finetune_epoch": np.nan,
+        "optimizer_steps": 0,
+        "val_subjects": "",
+        "val_score": np.nan,  # nothing held out: a baseline is never "chosen"
+        "wall_time_s": wall,
+        "windows_per_s": len(tr) / wall if wall > 0 else np.nan,
+    }
+    return row, clf, full
+
+
+def _score_test(
+    ws: WindowSet, te: np.ndarray, classes: np.ndarray, proba: np.ndarray
+) -> tuple[np.ndarray, dict]:
+    """Test probabilities over all of ``ws.classes`` and their metrics."""
+    # proba columns follow the model's classes (sorted training classes); ws.classes may be
+    # in any order (protocols fix theirs), so map by value, never by sorted position
+    code = {c: i for i, c in enumerate(ws.classes.tolist())}
+    full = np.zeros((len(te), len(ws.classes)))
+    full[:, [code[c] for c in np.asarray(classes).tolist()]] = proba
+    return full, classification_metrics(ws.y[te], full, ws.groups[te])
 
 
 def val_score(clf: SPTClassifier) -> float:
@@ -358,6 +394,7 @@ def evaluate(
     maskings: Sequence[str] = ("span",),
     scratch: bool = True,
     scratch_long: bool = True,
+    baselines: Sequence[str] = ("minirocket",),
     seeds: Sequence[int] = (0,),
     label: str = "label",
     subject: str = "subject",
@@ -391,6 +428,12 @@ def evaluate(
         With ``scratch`` and at least one masking, also train ``scratch-long``: label-only
         training for SPT's whole budget (pretraining + fine-tuning epochs, the same number
         of optimizer steps), the compute-matched control for "SPT helps".
+    baselines : sequence of str, default=("minirocket",)
+        Baselines fitted on the same folds with every seed (:mod:`medspt.baselines`:
+        ``"minirocket"``, ``"multirocket-hydra"``; ``()`` for none). Their rows are named
+        after them, with no depth; summaries and comparison tables set the configuration
+        chosen by validation subjects against them, paired over subjects
+        (:func:`medspt.versus.versus_baseline`).
     label, subject, recording, time, channels, fs, window, stride, max_missing, drop_short
         How a DataFrame is read and cut, as in :func:`fit_spt`.
     refit : bool, default=False
@@ -410,7 +453,8 @@ def evaluate(
     -------
     Results
         A DataFrame with one row per fold × configuration × seed: ``config``
-        ("scratch", "scratch-long" or "spt-<masking>"), depth, masking, pretrain, seed,
+        ("scratch", "scratch-long", "spt-<masking>" or a baseline's name), depth (NaN for
+        baselines), masking, pretrain, seed,
         fold, window and subject counts, metrics (accuracy, balanced_accuracy, macro_f1,
         roc_auc, subject_accuracy), pretrain_epochs, finetune_epoch (the epoch whose
         weights were kept), optimizer_steps, val_subjects (held out for early stopping),
@@ -419,6 +463,7 @@ def evaluate(
         :func:`summarize` uses them to test over subjects.
     """
     check_params(params, evaluate, grid=True)
+    baselines = check_baselines(baselines)
     ws, spec = windows_from(
         data,
         y,
@@ -435,7 +480,7 @@ def evaluate(
         drop_short=drop_short,
     )
     _check_labels(ws)
-    configs = _configurations(depths, maskings, scratch, scratch_long)
+    configs = _configurations(depths, maskings, scratch, scratch_long, baselines)
     folds = _resolve_folds(cv, ws)
     jobs = [(k, c, s) for k in range(len(folds)) for c in configs for s in seeds]
     fits = [
@@ -461,10 +506,15 @@ def _check_labels(ws: WindowSet) -> None:
 
 
 def _configurations(
-    depths: Sequence[int], maskings: Sequence, scratch: bool, scratch_long: bool
+    depths: Sequence[int],
+    maskings: Sequence,
+    scratch: bool,
+    scratch_long: bool,
+    baselines: Sequence[str] = (),
 ) -> list[dict]:
     """The grid's configurations at every depth, in the order of the results' rows:
-    scratch, scratch-long, then SPT with each masking (a callable is named after itself)."""
+    scratch, scratch-long, then SPT with each masking (a callable is named after itself);
+    then the baselines, without a depth."""
     if not depths:
         raise InputError("depths is empty")
     configs = []
@@ -478,6 +528,8 @@ def _configurations(
             configs.append(dict(config=f"spt-{name}", depth=d, masking=m, pretrain=True))
     if not configs:
         raise InputError("nothing to evaluate: scratch=False and no maskings")
+    for name in baselines:
+        configs.append(dict(config=name, depth=np.nan, masking=None, pretrain=False))
     return configs
 
 
@@ -496,6 +548,10 @@ def _fit_job(
 ) -> tuple[dict, pd.DataFrame]:
     """Fit one configuration with one seed on fold ``k``: its result row and its
     out-of-fold predictions."""
+    keys = dict(config=config["config"], depth=config["depth"], seed=seed, fold=k)
+    if config["config"] in BASELINES:
+        row, _, proba = fit_baseline_fold(ws, *fold, config["config"], seed)
+        return {**config, "seed": seed, "fold": k, **row}, oof_frame(ws, fold[1], proba, **keys)
     masking = config["masking"]
     shared = dict(params) if masking is None else dict(params, masking=masking)
     est_params = config_params(config["config"], config["depth"], seed, shared)
@@ -503,7 +559,6 @@ def _fit_job(
     if masking is not None and not isinstance(masking, str):
         masking = "custom"
     row = {**config, "masking": masking, "seed": seed, "fold": k, **row}
-    keys = dict(config=config["config"], depth=config["depth"], seed=seed, fold=k)
     return row, oof_frame(ws, fold[1], proba, **keys)
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from medspt.cli_args import (
     DEFAULTS,
+    add_baseline_args,
     add_data_args,
     add_grid_args,
     add_model_args,
@@ -35,12 +36,15 @@ def _write_results(results: pd.DataFrame, out: Path, metric: str, title: str) ->
     from medspt.api import comparison_table, markdown_comparisons, summarize
     from medspt.plots import plot_accuracy_vs_depth, plot_gain_vs_depth
     from medspt.result_files import per_class_markdown, write_oof_files
+    from medspt.versus import versus_markdown
 
     out.mkdir(parents=True, exist_ok=True)
     results.to_csv(out / "results.csv", index=False)
     write_oof_files(results, out)  # predictions, subjects, confusion, per class, figures
     table = summarize(results, metric)
-    (out / "summary.md").write_text(_markdown(table, metric, explain=True))
+    (out / "summary.md").write_text(
+        _markdown(table, metric, explain=True) + versus_markdown(results, metric)
+    )
     (out / "comparisons.md").write_text(
         markdown_comparisons(comparison_table(results, metric=metric), metric)
     )
@@ -78,6 +82,7 @@ def _markdown(table: pd.DataFrame, metric: str, explain: bool = False) -> str:
 def cmd_demo(a) -> int:
     from medspt.api import evaluate
     from medspt.synthetic import make_demo_frame
+    from medspt.versus import versus_markdown
 
     t0 = time.perf_counter()
     banner = "=" * 78
@@ -116,6 +121,7 @@ def cmd_demo(a) -> int:
     )
     print()
     print(_markdown(table, "balanced_accuracy"))
+    print(versus_markdown(results, "balanced_accuracy"))
     print(f"(synthetic data) per-fold rows: {out / 'results.csv'}")
     print(f"plot: {out / 'accuracy_vs_depth.png'}   table: {out / 'summary.md'}")
     print(f"finished in {time.perf_counter() - t0:.0f} s")
@@ -196,6 +202,7 @@ def cmd_evaluate(a) -> int:
     from medspt.core.splits import subject_folds
     from medspt.data_summary import DataSummary
     from medspt.probes import probe_markdown
+    from medspt.versus import versus_markdown
 
     ws, spec = windows_from(read_table(a.data), **data_kwargs(a))  # cut once, for both
     if ws.y is None:
@@ -211,6 +218,7 @@ def cmd_evaluate(a) -> int:
         seeds=tuple(a.seeds),
         scratch=not a.no_scratch,
         scratch_long=not a.no_scratch_long,
+        baselines=tuple(a.baselines),
         refit=a.refit,
         metric=a.metric,
         verbose=not a.quiet,
@@ -221,6 +229,8 @@ def cmd_evaluate(a) -> int:
         results.best_estimator_.frame_spec_ = spec
         _save_refit(results.best_estimator_, Path(a.out) / "model.safetensors")
     print(_markdown(table, a.metric))
+    if a.baselines:
+        print(versus_markdown(results, a.metric))
     probes = probe_markdown(ws, folds)  # the confound probes on the same folds
     (Path(a.out) / "probes.md").write_text(probes)
     print(probes)
@@ -351,6 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_data_args(p)
     add_grid_args(p, depths=[2], maskings=["span"], seeds=[0])
+    add_baseline_args(p)
     add_model_args(p, grid=True)
     p.add_argument(
         "--cv", type=int, default=5, help="subject-wise cross-validation folds (default: 5)"

@@ -442,6 +442,27 @@ def add_grid_args(
     )  # fmt: skip
 
 
+def add_baseline_args(p: argparse.ArgumentParser) -> None:
+    """``--baselines NAME ...`` / ``--no-baselines``: the baselines fitted beside the grid
+    on the same folds (:mod:`medspt.baselines`)."""
+    from medspt.baselines import BASELINES
+
+    g = p.add_mutually_exclusive_group()
+    g.add_argument(
+        "--baselines", "--baseline", nargs="+", default=["minirocket"], choices=sorted(BASELINES),
+        metavar="NAME",
+        help=_with_default(
+            "baselines fitted on the same folds and seeds, each set against the medspt "
+            f"configuration chosen by validation subjects (choices: {', '.join(BASELINES)})",
+            "minirocket",
+        ),
+    )  # fmt: skip
+    g.add_argument(
+        "--no-baselines", dest="baselines", action="store_const", const=[],
+        help="fit no baseline",
+    )  # fmt: skip
+
+
 def model_params(a) -> dict:
     """``SPTClassifier`` parameters of the model options in the namespace ``a`` (those
     present: ``study run`` holds only the given ones)."""

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from medspt.choice import baseline_configs, versus_frame
 from medspt.errors import InputError
 from medspt.results import chance_of, config_predictions, config_rows
 from medspt.stats import SUBJECT_METRICS, compare_folds, compare_subjects, holm
@@ -92,7 +93,10 @@ def comparison_table(
     """Declared paired comparisons, one row each, with Holm's correction across the table.
 
     ``pairs`` default: at each depth, every configuration against ``scratch``, and every
-    SPT configuration against ``scratch-long`` (the compute-matched control) when present.
+    SPT configuration against ``scratch-long`` (the compute-matched control) when present;
+    then, for each baseline in the results (:mod:`medspt.baselines`), the medspt
+    configuration chosen by validation subjects (``nested-best``,
+    :func:`medspt.choice.chosen_rows`) against it.
     ``p_holm`` adjusts the subject-level p-values (the fold-level ones where no
     predictions exist) for the number of comparisons in this table;
     ``chance_majority`` / ``chance_uniform`` are the metric's chance levels.
@@ -102,6 +106,8 @@ def comparison_table(
     if pairs is None:
         pairs = []
         for (d, c), _ in results.groupby(["depth", "config"], sort=False, dropna=False):
+            if pd.isna(d):  # baselines and chosen rows: no scratch at their (no) depth
+                continue
             # "<variant>: <config>" names (several studies side by side) pair within
             # their variant
             variant, sep, base = c.rpartition(": ")
@@ -110,6 +116,10 @@ def comparison_table(
                 pairs.append(((c, d), (scratch, d)))
             if base.startswith("spt-") and len(config_rows(results, long, d)):
                 pairs.append(((c, d), (long, d)))
+        baselines = baseline_configs(results)
+        if baselines and len(results[~results["config"].isin(baselines)]):
+            results, key, _ = versus_frame(results)
+            pairs += [(key, (b, np.nan)) for b in baselines]
     rows = [compare(results, a, b, metric) for a, b in pairs]
     table = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
     primary = table["subject_p"].where(table["n_subjects"] > 0, table["fold_p"])

@@ -167,6 +167,29 @@ def _chance_lines(ax, chance: dict | None) -> None:
         )
 
 
+def _split_baselines(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows of medspt's configurations and those of baselines (:mod:`medspt.baselines`)."""
+    from medspt.baselines import BASELINES
+
+    is_base = table["config"].isin(list(BASELINES))
+    return table[~is_base], table[is_base]
+
+
+def _baseline_lines(ax, baselines: pd.DataFrame) -> None:
+    """Each baseline across the whole depth axis: its mean as a dashed line, ± std as a
+    band (a baseline has no depth)."""
+    from medspt.choice import display_name
+
+    styles = iter(["--", (0, (5, 2, 1, 2)), (0, (1, 1))])
+    for _, r in baselines.iterrows():
+        mean, std = float(r["mean"]), float(0 if pd.isna(r["std"]) else r["std"])
+        line = ax.axhline(
+            mean, color="tab:red", linestyle=next(styles, "--"), linewidth=1.4,
+            label=f"{display_name(r['config'])} ({mean:.2f} ± {std:.2f})",
+        )  # fmt: skip
+        ax.axhspan(mean - std, mean + std, color=line.get_color(), alpha=0.08, linewidth=0)
+
+
 def figure_accuracy_vs_depth(
     table: pd.DataFrame,
     metric: str = "balanced_accuracy",
@@ -180,7 +203,8 @@ def figure_accuracy_vs_depth(
     table : DataFrame
         A :func:`medspt.summarize` table (``depth``, ``config``, ``mean``, ``std``). Rows
         without a depth (e.g. ``nested-best``) are drawn at an extra position right of
-        the deepest, labelled "chosen per fold".
+        the deepest, labelled "chosen per fold"; baselines (``minirocket``, ...) as a
+        dashed line across every depth with a ± std band.
     metric : str
         Name of the metric, for the labels; metrics in [0, 1] get the fixed y range
         [0, 1.02].
@@ -198,6 +222,7 @@ def figure_accuracy_vs_depth(
     """
     table = _as_table(table, metric)
     chance = _chance_from(table, chance)
+    table, baselines = _split_baselines(table)
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     finite, extra = _depth_axis(table["depth"])
     configs = list(pd.unique(table["config"]))
@@ -234,6 +259,7 @@ def figure_accuracy_vs_depth(
                 label=str(config) if not has.any() else f"_{config} ({NESTED_LABEL})",
             )
     _chance_lines(ax, chance)
+    _baseline_lines(ax, baselines)
     values = pd.concat([table["mean"] - table["std"].fillna(0), table["mean"]]).dropna()
     if metric in UNIT_METRICS or (len(values) and values.between(0, 1).all()):
         ax.set_ylim(0.0, 1.02)  # fixed: a zoomed axis makes small differences look large
@@ -287,6 +313,7 @@ def figure_gain_vs_depth(
         One axes with a zero line and a symmetric y range that covers every interval
         and at least ±0.1.
     """
+    table, _ = _split_baselines(table)  # baselines have no depth and no scratch to gain on
     gains = table.assign(_gain=_shown_gain(table))
     gains = gains[(gains["config"] != "scratch") & gains["_gain"].notna()]
     fig, ax = plt.subplots(figsize=(6.5, 4.2))

@@ -35,9 +35,10 @@ class Results(pd.DataFrame):
     windows) and ``.per_class`` (precision, recall, F1, support per class);
     :meth:`chance` gives the chance levels of a metric. With ``evaluate(refit=True)``,
     ``.best_estimator_`` is the chosen configuration refitted on all subjects and
-    ``.chosen_`` says how it was chosen."""
+    ``.chosen_`` says how it was chosen. :func:`medspt.compare` adds ``.versus``, its
+    paired answer (:func:`medspt.versus.versus_baseline`)."""
 
-    _metadata = ["predictions", "classes", "best_estimator_", "chosen_"]
+    _metadata = ["predictions", "classes", "best_estimator_", "chosen_", "versus"]
 
     @property
     def _constructor(self):

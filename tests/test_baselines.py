@@ -92,18 +92,11 @@ def test_fold_arrays_normalize_with_training_windows_only():
     np.testing.assert_array_equal(arrs2["val"], arrs["val"])
 
 
-def test_class_weights_and_score_probabilities():
+def test_class_weights():
     y = np.array([0, 0, 0, 1, 2, 2])
     w = bl.balanced_class_weights(y, 4)
     np.testing.assert_allclose(w[:3], compute_class_weight("balanced", classes=np.arange(3), y=y))
     assert w[3] == 1.0
-
-    p = bl.scores_to_proba(np.array([0.0, 1.0, -2.0]), np.array([0, 1]), 2)
-    np.testing.assert_allclose(p[:, 1], 1 / (1 + np.exp([-0.0, -2.0, 4.0])))
-    np.testing.assert_allclose(p.sum(1), 1.0)
-    p3 = bl.scores_to_proba(np.array([[1.0, 1.0], [3.0, 0.0]]), np.array([0, 2]), 3)
-    np.testing.assert_allclose(p3[0], [0.5, 0.0, 0.5])
-    np.testing.assert_allclose(p3[1], [1 / (1 + np.exp(-3)), 0.0, 1 / (1 + np.exp(3))])
 
 
 def test_rows_have_evaluate_columns_and_metrics():
@@ -129,7 +122,7 @@ def test_rows_have_evaluate_columns_and_metrics():
     df = pd.DataFrame(list(rows.values()))
     assert list(df.columns) == [*bl.EVALUATE_COLUMNS, *bl.EXTRA_COLUMNS]
     assert df["config"].tolist() == [
-        "tsai-minirocket",
+        "minirocket",
         "tsai-inceptiontimeplus",
         "tsai-tstplus",
         "tsai-tstplus-mvp",
@@ -155,10 +148,10 @@ def test_summarize_mean_and_std_per_config():
     rows = [
         {**base, "config": "tsai-tstplus", "depth": 2, "balanced_accuracy": 0.6},
         {**base, "config": "tsai-tstplus", "depth": 2, "balanced_accuracy": 0.8},
-        {**base, "config": "tsai-minirocket", "balanced_accuracy": 0.9, "wall_time_s": 3.0},
+        {**base, "config": "minirocket", "balanced_accuracy": 0.9, "wall_time_s": 3.0},
     ]
     out = bl.summarize(pd.DataFrame(rows))
-    assert out["config"].tolist() == ["tsai-minirocket", "tsai-tstplus"]
+    assert out["config"].tolist() == ["minirocket", "tsai-tstplus"]
     assert out["runs"].tolist() == [1, 2]
     assert out["balanced_accuracy_mean"].tolist() == pytest.approx([0.9, 0.7])
     assert out["balanced_accuracy_std"].iloc[1] == pytest.approx(np.std([0.6, 0.8], ddof=1))
@@ -176,7 +169,7 @@ def test_tsai_runs_are_seeded_and_give_probabilities(tmp_path):
     arrs = bl.fold_arrays(X, plan)
     s = bl.Settings(
         epochs=2, pretrain_epochs=1, batch_size=16, d_model=16, n_heads=2, tst_depth=1,
-        minirocket_features=168, threads=1, device="cpu",
+        threads=1, device="cpu",
     )  # fmt: skip
     args = (arrs, y[plan.fit], y[plan.val], 2, 0, s)
     p1, info = bl.run_network("tstplus-mvp", *args, tmp_path)
@@ -185,6 +178,25 @@ def test_tsai_runs_are_seeded_and_give_probabilities(tmp_path):
     assert p1.shape == (len(te), 2)
     np.testing.assert_allclose(p1.sum(1), 1.0, rtol=1e-6)
     assert info["pretrain_epochs"] == 1 and info["finetune_epoch"] in (1, 2)
-    pm, _ = bl.run_minirocket(*args)
-    assert pm.shape == (len(te), 2)
-    np.testing.assert_allclose(pm.sum(1), 1.0)
+
+
+def test_minirocket_runs_here_on_the_raw_training_windows():
+    """aeon's MiniRocket via medspt.baselines, in medspt's interpreter, on the fold's
+    training part only (fit + validation subjects), probabilities over all class codes."""
+    from medspt.baselines import MiniRocket
+
+    X, y, groups = _windows(n_sub=8, per=8, C=2, T=32)
+    X[y == 1, 0] += np.sin(np.linspace(0, 4 * np.pi, 32)).astype(np.float32)
+    X[3, 1, 5:9] = np.nan  # raw: the baseline fills it by its own rules
+    tr, te = _split(groups, ["s0", "s1"])
+    plan = bl.plan_fold(y, groups, tr, te, fold=0, seed=4, val_size=0.25)
+    proba, info = bl.run_minirocket(X, y, 3, plan)
+    assert proba.shape == (len(te), 3) and (proba[:, 2] == 0).all()
+    np.testing.assert_allclose(proba.sum(1), 1.0)
+    direct = MiniRocket(random_state=4).fit(X[tr], y[tr]).predict_proba(X[te])
+    np.testing.assert_allclose(proba[:, :2], direct)
+    assert info["filled_fraction"] == pytest.approx(np.isnan(X[tr]).mean())
+    got = []
+    bl.run_minirocket_jobs(X, y, 2, [plan], lambda i, m, p, info: got.append((i, m, p)))
+    assert [(i, m) for i, m, _ in got] == [(0, "minirocket")]
+    np.testing.assert_allclose(got[0][2], proba[:, :2])

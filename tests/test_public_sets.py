@@ -130,7 +130,7 @@ def _cache(tmp_path, name="Tiny"):
     np.savez_compressed(tmp_path / f"{name}.npz", **arrays)
     val = ex.inner_split(y_tr)[1]
     inner = {"accuracy": 0.75, "split_seed": 0, "val_index": val.tolist()}
-    scores = {"sets": {name: {"test": {"accuracy": 1.0}, "inner": inner}}}
+    scores = {"sets": {name: {"test": {"accuracy": 1.0}, "inner": inner, "via": ex.VIA}}}
     (tmp_path / ex.MINIROCKET_FILE).write_text(json.dumps(scores))
 
 
