@@ -114,7 +114,8 @@ def chosen_rows(results: pd.DataFrame) -> tuple[Results, tuple[str, float], str]
     keys = own[["config", "depth"]].drop_duplicates()
     if len(keys) == 1:  # nothing to choose between
         config, depth = keys.iloc[0]
-        return _rows_of(results, config, depth), (str(config), depth), "the only medspt configuration fitted"
+        only = "the only medspt configuration fitted"
+        return _rows_of(results, config, depth), (str(config), depth), only
     if "val_score" in own.columns and own["val_score"].notna().any():
         sub = Results(own)
         sub.predictions = _own_predictions(results)

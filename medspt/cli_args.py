@@ -459,7 +459,7 @@ def add_baseline_args(p: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     g.add_argument(
         "--no-baselines", dest="baselines", action="store_const", const=[],
-        help="fit no baseline",
+        help=_with_default("fit no baseline", "off: MiniRocket is fitted"),
     )  # fmt: skip
 
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from medspt.baselines import BASELINES
 from medspt.choice import baseline_configs, versus_frame
 from medspt.errors import InputError
 from medspt.results import chance_of, config_predictions, config_rows
@@ -143,7 +144,8 @@ def summarize(results: pd.DataFrame, metric: str = "balanced_accuracy") -> pd.Da
     subjects; without them over folds (``n_pairs`` folds; 5 folds cannot give p below
     0.0625). ``p_holm`` is Holm-adjusted across the rows of this table; ``test`` says
     which unit was used. ``steps`` is the mean number of optimizer steps per fit.
-    ``chance_majority`` / ``chance_uniform``: what the metric scores by always predicting
+    ``baseline`` marks the rows of baselines (:mod:`medspt.baselines`), which have no
+    depth. ``chance_majority`` / ``chance_uniform``: what the metric scores by always predicting
     the most frequent class / by guessing (:meth:`~medspt.results.Results.chance`; NaN without
     out-of-fold predictions).
     """
@@ -184,6 +186,7 @@ def summarize(results: pd.DataFrame, metric: str = "balanced_accuracy") -> pd.Da
         out.loc[at, "p_holm"] = comp["p_holm"].to_numpy()
         out.loc[at, "test"] = comp["test"].to_numpy()
         out["n_pairs"] = out["n_pairs"].astype(int)
+    out["baseline"] = out["config"].isin(list(BASELINES))  # drawn across depths in plots
     # what the metric scores without the signals, the same for every row
     chance = chance_of(results, metric)
     out["chance_majority"], out["chance_uniform"] = chance["majority"], chance["uniform"]

@@ -168,24 +168,23 @@ def _chance_lines(ax, chance: dict | None) -> None:
 
 
 def _split_baselines(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The rows of medspt's configurations and those of baselines (:mod:`medspt.baselines`)."""
-    from medspt.baselines import BASELINES
-
-    is_base = table["config"].isin(list(BASELINES))
+    """The rows of medspt's configurations and those of baselines (the table's
+    ``baseline`` column, :func:`medspt.summarize`)."""
+    if "baseline" not in table.columns:
+        return table, table.iloc[:0]
+    is_base = table["baseline"].fillna(False).astype(bool)
     return table[~is_base], table[is_base]
 
 
 def _baseline_lines(ax, baselines: pd.DataFrame) -> None:
     """Each baseline across the whole depth axis: its mean as a dashed line, ± std as a
     band (a baseline has no depth)."""
-    from medspt.choice import display_name
-
     styles = iter(["--", (0, (5, 2, 1, 2)), (0, (1, 1))])
     for _, r in baselines.iterrows():
         mean, std = float(r["mean"]), float(0 if pd.isna(r["std"]) else r["std"])
         line = ax.axhline(
             mean, color="tab:red", linestyle=next(styles, "--"), linewidth=1.4,
-            label=f"{display_name(r['config'])} ({mean:.2f} ± {std:.2f})",
+            label=f"{r['config']} ({mean:.2f} ± {std:.2f})",
         )  # fmt: skip
         ax.axhspan(mean - std, mean + std, color=line.get_color(), alpha=0.08, linewidth=0)
 
@@ -203,8 +202,8 @@ def figure_accuracy_vs_depth(
     table : DataFrame
         A :func:`medspt.summarize` table (``depth``, ``config``, ``mean``, ``std``). Rows
         without a depth (e.g. ``nested-best``) are drawn at an extra position right of
-        the deepest, labelled "chosen per fold"; baselines (``minirocket``, ...) as a
-        dashed line across every depth with a ± std band.
+        the deepest, labelled "chosen per fold"; baselines (rows with ``baseline`` True:
+        ``minirocket``, ...) as a dashed line across every depth with a ± std band.
     metric : str
         Name of the metric, for the labels; metrics in [0, 1] get the fixed y range
         [0, 1.02].

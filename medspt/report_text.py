@@ -44,6 +44,11 @@ CONFIG_NOTES = {
     "nested-best": "*nested-best*: in each fold, the configuration with the best score "
     "on that fold's validation subjects — the honest estimate of choosing a "
     "configuration and then using it.",
+    "minirocket": "*minirocket*: aeon's MiniRocket, the strong cheap baseline (random "
+    "convolution features and a ridge classifier; no Transformer), fitted on the same "
+    "folds and seeds; it has no depth.",
+    "multirocket-hydra": "*multirocket-hydra*: aeon's MultiRocket-Hydra, a stronger "
+    "convolution-feature baseline, fitted on the same folds and seeds; it has no depth.",
 }
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from medspt.api import evaluate
 from medspt.choice import baseline_configs, display_name, versus_frame
 from medspt.comparisons import compare as compare_pair
 from medspt.errors import InputError
@@ -51,8 +52,6 @@ def compare(
     >>> res = medspt.compare(df)          # doctest: +SKIP
     >>> res.versus["prefer"]              # "medspt", "baseline" or "either"
     """
-    from medspt.api import evaluate  # the fitting half of medspt: torch loads here
-
     for name in ("scratch", "baselines", "refit"):
         if name in kwargs:
             raise InputError(

@@ -17,6 +17,7 @@ from medspt.study import grid_cells, make_storage, run_study
 TINY = ["--d-model", "8", "--n-heads", "2", "--epochs", "1", "--pretrain-epochs", "1"]
 TINY += ["--min-steps", "0", "--patch-len", "8"]
 TINY += ["--batch-size", "128", "--cv", "2", "--window", "4s", "--quiet", "--no-scratch-long"]
+TINY += ["--no-baselines"]  # baseline cells have their own test
 TINY_PARAMS = dict(
     d_model=8, n_heads=2, epochs=1, pretrain_epochs=1, batch_size=128, min_steps=0, patch_len=8
 )
@@ -26,6 +27,7 @@ def demo_study(url: str, name: str, **kw):
     """run_study on the demo data with tiny models; ``kw`` overrides the grid etc."""
     base = dict(depths=(1,), maskings=("span",), cv=2, window="4s", params=TINY_PARAMS)
     base["scratch_long"] = False  # its own test below; the mechanics need fewer cells
+    base["baselines"] = ()  # likewise
     return run_study("demo", storage=url, study_name=name, verbose=False, **{**base, **kw})
 
 

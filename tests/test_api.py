@@ -79,17 +79,20 @@ def test_evaluate_runs_scratch_and_spt_on_identical_subject_folds(frame):
         verbose=False,
         **{k: v for k, v in FAST.items() if k != "depth"},
     )
-    assert len(res) == 3 * 2 * 4  # folds x depths x (scratch, scratch-long, 2 maskings)
-    assert set(res["config"]) == {"scratch", "scratch-long", "spt-span", "spt-block"}
+    # folds x (depths x (scratch, scratch-long, 2 maskings) + MiniRocket, which has no depth)
+    assert len(res) == 3 * (2 * 4 + 1)
+    assert set(res["config"]) == {"scratch", "scratch-long", "spt-span", "spt-block", "minirocket"}
+    assert res.loc[res["config"] == "minirocket", "depth"].isna().all()
     # identical folds: same test size per fold for every configuration
     per_fold = res.groupby("fold")["n_test"].nunique()
     assert (per_fold == 1).all()
-    label_only = res.config.str.startswith("scratch")
-    assert (res.loc[label_only, "pretrain_epochs"] == 0).all()
-    assert (res.loc[~label_only, "pretrain_epochs"] > 0).all()
+    own = res[res["config"] != "minirocket"]  # the grid's own models
+    label_only = own.config.str.startswith("scratch")
+    assert (own.loc[label_only, "pretrain_epochs"] == 0).all()
+    assert (own.loc[~label_only, "pretrain_epochs"] > 0).all()
     # scratch-long gets SPT's whole budget: as many optimizer steps as pretraining +
     # fine-tuning when nothing stops early (FAST has no validation patience to hit)
-    steps = res.groupby(["config", "fold", "depth"])["optimizer_steps"].first().unstack(0)
+    steps = own.groupby(["config", "fold", "depth"])["optimizer_steps"].first().unstack(0)
     budget = FAST["epochs"] + FAST["pretrain_epochs"]
     assert (steps["scratch-long"] * FAST["epochs"] == steps["scratch"] * budget).all()
     # with a step floor, the control's floor covers both of SPT's stages
@@ -111,7 +114,8 @@ def test_evaluate_runs_scratch_and_spt_on_identical_subject_folds(frame):
     one = pred[(pred.config == "spt-span") & (pred.depth == 2)]
     assert sorted(one["window"]) == list(range(one["window"].max() + 1))
     for _, row in res.iterrows():
-        sub = pred[(pred.config == row.config) & (pred.depth == row.depth)]
+        depth = pred.depth.isna() if pd.isna(row.depth) else pred.depth == row.depth
+        sub = pred[(pred.config == row.config) & depth]
         sub = sub[sub.fold == row.fold]
         proba = sub.filter(like="proba_").to_numpy()
         np.testing.assert_allclose(proba.sum(1), 1, atol=1e-5)
@@ -122,7 +126,7 @@ def test_evaluate_runs_scratch_and_spt_on_identical_subject_folds(frame):
         assert res[col].between(0, 1).all(), col
     assert (res["wall_time_s"] > 0).all() and (res["windows_per_s"] > 0).all()
     table = summarize(res)
-    assert len(table) == 8
+    assert len(table) == 9 and table["baseline"].sum() == 1
     s = table.set_index(["depth", "config"])
     manual = res[(res.depth == 1) & (res.config == "spt-span")]["balanced_accuracy"].mean()
     assert s.loc[(1, "spt-span"), "mean"] == pytest.approx(manual)
@@ -164,10 +168,10 @@ def test_subject_accuracy_uses_mean_window_probability():
 
 def test_evaluate_accepts_arrays_and_windowset(arrays):
     X, y, groups = arrays
-    res = evaluate(X, y, groups, cv=2, maskings=(), verbose=False, **FAST)
+    res = evaluate(X, y, groups, cv=2, maskings=(), baselines=(), verbose=False, **FAST)
     assert list(res["config"]) == ["scratch", "scratch"]
     ws = medspt.from_arrays(X, y, groups)
-    res2 = evaluate(ws, cv=2, maskings=(), verbose=False, **FAST)
+    res2 = evaluate(ws, cv=2, maskings=(), baselines=(), verbose=False, **FAST)
     pd.testing.assert_frame_equal(
         res.drop(columns=["wall_time_s", "windows_per_s"]),
         res2.drop(columns=["wall_time_s", "windows_per_s"]),

@@ -120,7 +120,9 @@ def test_demo_quick_writes_table_and_plot(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "SYNTHETIC" in text and "| 1 | spt-span |" in text and "| 1 | scratch |" in text
     res = pd.read_csv(out / "results.csv")
-    assert len(res) == 6 and set(res["config"]) == {"scratch", "scratch-long", "spt-span"}
+    assert len(res) == 8
+    assert set(res["config"]) == {"scratch", "scratch-long", "spt-span", "minirocket"}
+    assert "## medspt or MiniRocket?" in text  # the paired answer, printed
     pred = pd.read_csv(out / "predictions.csv")
     assert len(pred) == res["n_test"].sum()
     subjects = pd.read_csv(out / "subjects.csv")

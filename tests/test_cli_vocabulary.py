@@ -300,7 +300,7 @@ def test_study_run_cuts_windows_with_the_data_options(tmp_path, capsys):
     argv += ["--subject", "patient", "--label", "diagnosis", "--recording", "session"]
     argv += ["--time", "secs", "--channels", "a,b", "--window", "2s", "--stride", "1s"]
     argv += ["--depths", "1", "--seeds", "0", "--maskings", "span", "--cv", "2"]
-    argv += ["--no-scratch-long", "--no-diagnostics", "--quiet"]
+    argv += ["--no-scratch-long", "--no-diagnostics", "--no-baselines", "--quiet"]
     argv += ["--epochs", "1", "--pretrain-epochs", "1", "--min-steps", "0"]
     argv += ["--d-model", "16", "--n-heads", "2", "--batch-size", "64"]
     assert main(argv) == 0

@@ -132,7 +132,9 @@ def test_baselines_and_evaluate_use_identical_subjects(name, folder):
             assert set(ws.groups[plan.fit]) == split["fit"]
             assert set(ws.groups[plan.test]) == split["test"]
     # and what a real fit holds out (fold 0, every seed) is that same set
-    res = evaluate(ws, cv=[folds[0]], depths=(1,), maskings=(), seeds=(0, 1, 2), **TINY)
+    res = evaluate(
+        ws, cv=[folds[0]], depths=(1,), maskings=(), seeds=(0, 1, 2), baselines=(), **TINY
+    )
     for seed, row in res.set_index("seed").iterrows():
         plan = bl.plan_fold(labels, ws.groups, *folds[0], 0, seed, 0.2)
         assert set(row["val_subjects"].split()) == set(ws.groups[plan.val])

@@ -425,3 +425,31 @@ def test_heartbeat_must_be_a_positive_number_of_seconds(value):
     )
     assert proc.returncode == 2
     assert f"--heartbeat: expected a positive number of seconds, got '{value}'" in proc.stderr
+
+
+def test_baselines_are_cells_of_the_grid_and_face_the_validation_choice(tmp_path):
+    url = f"sqlite:///{tmp_path / 'b.db'}"
+    study = _demo_study(url, "with-rocket", depths=(1, 2), seeds=(0, 1), baselines=("minirocket",))
+    done = _complete_per_cell(url, "with-rocket")
+    # one MiniRocket cell per seed, at the first depth (its placeholder)
+    assert done == Counter(
+        _cells((1, 2), ("span",), (0, 1)) | {(1, "minirocket", 0), (1, "minirocket", 1)}
+    )
+    res = results_frame(study)
+    rocket = res[res["config"] == "minirocket"]
+    assert len(rocket) == 2 * 2 and rocket["depth"].isna().all()  # seeds x folds, no depth
+    assert rocket["val_score"].isna().all() and (rocket["optimizer_steps"] == 0).all()
+    pred = res.predictions
+    for k in (0, 1):  # the same test subjects as the models of the grid
+        mine = pred[(pred["config"] == "spt-span") & (pred["fold"] == k)]["subject"]
+        theirs = pred[(pred["config"] == "minirocket") & (pred["fold"] == k)]["subject"]
+        assert set(mine) == set(theirs)
+    table = comparison_table(res)
+    row = table[table["versus"] == "minirocket"]
+    assert row["config"].tolist() == ["nested-best"] and row["n_subjects"].iloc[0] == 12
+    text = write_report(study, tmp_path / "rep")["report"].read_text()
+    assert "## medspt or MiniRocket?" in text and "*minirocket*: aeon's MiniRocket" in text
+    # a study created without baseline cells says how to resume it
+    _demo_study(url, "plain", seeds=(0,))
+    with pytest.raises(InputError, match=r"resumes with baselines=\(\) \(--no-baselines\)"):
+        _demo_study(url, "plain", seeds=(0,), baselines=("minirocket",))

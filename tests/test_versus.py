@@ -143,10 +143,11 @@ def test_figure_draws_each_baseline_across_the_depths(results):
     fig = figure_accuracy_vs_depth(table)
     ax = fig.axes[0]
     mean = table.query("config == 'minirocket'")["mean"].iloc[0]
-    lines = [ln for ln in ax.get_lines() if ln.get_label().startswith("MiniRocket")]
+    lines = [ln for ln in ax.get_lines() if ln.get_label().startswith("minirocket (")]
     assert len(lines) == 1
     assert np.allclose(lines[0].get_ydata(), mean)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["1"]  # no column of its own
+    assert table["baseline"].tolist() == [False, False, False, True]
 
 
 def test_cli_evaluate_shows_minirocket_and_the_paired_answer(tmp_path, capsys):

@@ -10,7 +10,14 @@ import argparse
 import warnings
 from pathlib import Path
 
-from medspt.cli_args import add_data_args, add_grid_args, add_model_args, data_kwargs, model_params
+from medspt.cli_args import (
+    add_baseline_args,
+    add_data_args,
+    add_grid_args,
+    add_model_args,
+    data_kwargs,
+    model_params,
+)
 from medspt.core.urls import redact
 from medspt.errors import InputError
 from medspt.masking import STRATEGIES
@@ -45,6 +52,7 @@ def cmd_run(a) -> int:
         scratch=not a.no_scratch,
         alibi=a.alibi,
         scratch_long=not a.no_scratch_long,
+        baselines=tuple(a.baselines),
         seeds=a.seeds,
         storage=a.storage,
         study_name=a.study,
@@ -186,6 +194,7 @@ def _add_run(sub) -> None:
         "--study", default=None, help="study name (default: medspt-<protocol or file stem>)"
     )
     add_grid_args(q, depths=[1, 2, 4, 8], maskings=list(STRATEGIES), seeds=[0])
+    add_baseline_args(q)
     q.add_argument(
         "--alibi",
         action="store_true",

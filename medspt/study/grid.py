@@ -1,7 +1,9 @@
 """The study's grid: its cells, the order they run in, and the sampler that knows them.
 
 One cell is ``(depth, config, seed)`` with config ``"scratch"``, ``"scratch-long"``,
-``"scratch-alibi"`` or ``"spt-<masking>"``. A study stores its grid in its user
+``"scratch-alibi"``, ``"spt-<masking>"`` or a baseline (``"minirocket"``,
+:mod:`medspt.baselines`); a baseline has no depth, so its cell (one per seed) carries the
+grid's first depth as a placeholder and its rows have none. A study stores its grid in its user
 attributes (``attrs["grid"]``); :func:`study_cells` and :func:`search_space` read it
 back, so every worker that joins a study runs the same cells.
 """
@@ -47,16 +49,21 @@ class Cell:
 
 
 def grid_configs(
-    maskings: Sequence[str], scratch: bool, alibi: bool = False, scratch_long: bool = False
+    maskings: Sequence[str],
+    scratch: bool,
+    alibi: bool = False,
+    scratch_long: bool = False,
+    baselines: Sequence[str] = (),
 ) -> list[str]:
     """Configuration names: ``scratch``, ``scratch-long`` (label-only for SPT's whole
     budget of optimizer steps), ``scratch-alibi`` (label-only with ALiBi positions),
-    then ``spt-<masking>`` for each masking."""
+    ``spt-<masking>`` for each masking, then the baselines."""
     return (
         (["scratch"] if scratch else [])
         + (["scratch-long"] if scratch_long else [])
         + (["scratch-alibi"] if alibi else [])
         + [f"spt-{m}" for m in maskings]
+        + list(baselines)
     )
 
 
@@ -67,12 +74,19 @@ def grid_cells(
     seeds: Sequence[int],
     alibi: bool = False,
     scratch_long: bool = False,
+    baselines: Sequence[str] = (),
 ) -> list[Cell]:
-    """Every cell, ordered by seed, then depth, then configuration: a study that stops
-    early (or is watched while it runs) has covered the whole grid once before it
-    repeats it with the next seed."""
+    """Every cell, ordered by seed, then depth, then configuration, each seed's baselines
+    (at the first depth, their placeholder) after its models: a study that stops early (or
+    is watched while it runs) has covered the whole grid once before it repeats it with
+    the next seed."""
     configs = grid_configs(maskings, scratch, alibi, scratch_long)
-    return [Cell(int(d), c, int(s)) for s in seeds for d in depths for c in configs]
+    return [
+        cell
+        for s in seeds
+        for cell in [Cell(int(d), c, int(s)) for d in depths for c in configs]
+        + [Cell(int(depths[0]), b, int(s)) for b in baselines]
+    ]
 
 
 def search_space(attrs: dict) -> dict:
@@ -80,14 +94,18 @@ def search_space(attrs: dict) -> dict:
     ``medspt`` user attribute), as Optuna's ``GridSampler`` takes them."""
     g = attrs["grid"]
     configs = grid_configs(
-        g["maskings"], g["scratch"], g.get("alibi", False), g.get("scratch_long", False)
+        g["maskings"],
+        g["scratch"],
+        g.get("alibi", False),
+        g.get("scratch_long", False),
+        g.get("baselines", ()),
     )
     return {"depth": list(g["depths"]), "config": configs, "seed": list(g["seeds"])}
 
 
 def study_cells(attrs: dict) -> list[Cell]:
     """Every cell of a study's grid, in the order workers run them (:func:`grid_cells`);
-    grids stored before ``alibi`` or ``scratch_long`` existed have neither."""
+    grids stored before ``alibi``, ``scratch_long`` or ``baselines`` existed have none."""
     g = attrs["grid"]
     return grid_cells(
         g["depths"],
@@ -96,6 +114,7 @@ def study_cells(attrs: dict) -> list[Cell]:
         g["seeds"],
         g.get("alibi", False),
         g.get("scratch_long", False),
+        g.get("baselines", ()),
     )
 
 

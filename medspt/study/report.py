@@ -10,6 +10,7 @@ import optuna
 import pandas as pd
 from optuna.trial import TrialState
 
+from medspt.baselines import BASELINES
 from medspt.comparisons import comparison_table, summarize
 from medspt.errors import InputError
 from medspt.markdown_tables import TABLE_NOTE, markdown_comparisons, markdown_table
@@ -20,6 +21,7 @@ from medspt.result_files import per_class_markdown, write_oof_files
 from medspt.results import Results
 from medspt.study import oof
 from medspt.study.data import load_study_data
+from medspt.versus import versus_markdown
 
 __all__ = ["results_frame", "capacity_table", "write_report"]
 
@@ -40,7 +42,8 @@ def results_frame(study: optuna.Study) -> Results:
         config = t.params["config"]
         base = {
             "config": config,
-            "depth": int(t.params["depth"]),
+            # a baseline's cell carries the first depth as a placeholder: it has none
+            "depth": np.nan if config in BASELINES else int(t.params["depth"]),
             "masking": config.removeprefix("spt-") if config.startswith("spt-") else None,
             "pretrain": config.startswith("spt-"),
             "positional": "alibi" if config.endswith("alibi") else "learned",
@@ -146,6 +149,7 @@ def write_report(
     sections = [
         _intro(study, attrs, results, table, metric),
         _comparisons(results, metric),
+        versus_markdown(results, metric).rstrip(),
         _per_class(results),
         _baseline_section(baselines, metric, results.chance(metric)),
         _probe_section(attrs).rstrip(),

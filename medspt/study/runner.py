@@ -39,7 +39,8 @@ from optuna.trial import TrialState
 from tqdm.auto import tqdm
 
 from medspt._version import __version__
-from medspt.api import check_params, fit_fold
+from medspt.api import check_params, fit_baseline_fold, fit_fold
+from medspt.baselines import BASELINES, check_baselines
 from medspt.core.jsonable import to_jsonable
 from medspt.core.urls import redact
 from medspt.data import WindowSet
@@ -122,6 +123,17 @@ def _evaluate_cell(
     return rows
 
 
+def _evaluate_baseline_cell(ws, folds, cell: Cell, trial=None) -> list[dict]:
+    """A baseline's rows on every fold, in the format of :func:`_evaluate_cell`."""
+    rows = []
+    for k, (tr, te) in enumerate(folds):
+        row, _, proba = fit_baseline_fold(ws, tr, te, cell.config, cell.seed)
+        rows.append({"fold": k, **row, "oof": oof.pack(ws, te, proba)})
+        if trial is not None:
+            trial.set_user_attr("folds_done", len(rows))
+    return rows
+
+
 def _tune_cell(study, cell: Cell, ws, folds, attrs: dict) -> tuple[list[dict], list[dict]]:
     """Tune one cell's hyperparameters separately inside each outer fold, on that fold's
     validation subjects only (nested: a fold's test subjects never influence its
@@ -198,7 +210,9 @@ def _objective(study, ws, folds, attrs: dict, failed: set[Cell]):
         trial.set_user_attr("started", dt.datetime.now().isoformat(timespec="seconds"))
         beating = start_heartbeat(study, trial._trial_id)
         try:
-            if attrs.get("tune"):
+            if cell.config in BASELINES:  # nothing to tune, no attention to measure
+                rows = _evaluate_baseline_cell(ws, folds, cell, trial=trial)
+            elif attrs.get("tune"):
                 rows, best = _tune_cell(study, cell, ws, folds, attrs)
                 trial.set_user_attr("tuned_params", to_jsonable(best))
             else:
@@ -335,6 +349,7 @@ def run_study(
     scratch: bool = True,
     alibi: bool = False,
     scratch_long: bool = True,
+    baselines: Sequence[str] = ("minirocket",),
     seeds: Sequence[int] = (0,),
     storage: str = "sqlite:///medspt.db",
     study_name: str | None = None,
@@ -377,6 +392,9 @@ def run_study(
         Add ``scratch-long`` (with ``scratch`` and at least one masking): label-only
         training for SPT's whole budget (pretraining + fine-tuning epochs, the same
         number of optimizer steps), the compute-matched control.
+    baselines : sequence of str, default=("minirocket",)
+        Baselines run as one cell per seed on the same folds (:mod:`medspt.baselines`;
+        ``()`` for none; a study from before baseline cells resumes with ``()``).
     storage : str
         Optuna storage URL: ``sqlite:///file.db`` (default ``sqlite:///medspt.db``), a
         database server such as ``postgresql+psycopg://user@host/db`` (workers on many
@@ -420,23 +438,16 @@ def run_study(
     """
     params = _checked_params(params, depths, maskings, seeds, scratch, alibi)
     device = _check_device(params.pop("device", None))  # this worker's, not the study's
-    options = dict(
-        label=label,
-        subject=subject,
-        recording=recording,
-        time=time,
-        channels=None if channels is None else list(channels),
-        fs=fs,
-        max_missing=max_missing,
-        drop_short=drop_short,
-    )
+    channels = None if channels is None else list(channels)
+    options = dict(label=label, subject=subject, recording=recording, time=time)
+    options |= dict(channels=channels, fs=fs, max_missing=max_missing, drop_short=drop_short)
     spec = data_spec(data, protocol, cv, window, stride, options)
     ws, folds = load_study_data(spec, data if spec["kind"] == "memory" else None)
-    grid = _grid(depths, maskings, scratch, alibi, scratch_long, seeds)
+    grid = _grid(depths, maskings, scratch, alibi, scratch_long, seeds, baselines)
     attrs = _study_attrs(spec, grid, ws, folds, params, metric, tune, n_trials, diagnostics)
     name = _default_name(spec, protocol) if study_name is None else study_name
     sampler = CellGridSampler(search_space(attrs), seed=0)
-    study = create_or_load(make_storage(storage, heartbeat), name, sampler=sampler, attrs=attrs)
+    study = _open_study(make_storage(storage, heartbeat), name, sampler, attrs)
     if verbose:
         print(
             f"study {name!r} in {redact(storage)}: {len(study_cells(attrs))} cells × "
@@ -445,6 +456,19 @@ def run_study(
     attrs = _on_device(study.user_attrs["medspt"], device)
     _work(study, ws, folds, attrs, None if tune else n_trials, verbose)
     return study
+
+
+def _open_study(storage, name: str, sampler, attrs: dict) -> optuna.Study:
+    """:func:`create_or_load`, saying how to resume a study from before baseline cells."""
+    try:
+        return create_or_load(storage, name, sampler=sampler, attrs=attrs)
+    except InputError as e:
+        if attrs["grid"].get("baselines") and "grid" in str(e):
+            raise InputError(
+                f"{e}. A study created before baselines were cells of the grid resumes with "
+                "baselines=() (--no-baselines)"
+            ) from None
+        raise
 
 
 def _check_device(device: str | None) -> str | None:
@@ -490,9 +514,10 @@ def _checked_params(
     return params
 
 
-def _grid(depths, maskings, scratch, alibi, scratch_long, seeds) -> dict:
-    """The grid as stored in the study (``scratch-long`` needs scratch and a masking)."""
-    return {
+def _grid(depths, maskings, scratch, alibi, scratch_long, seeds, baselines=()) -> dict:
+    """The grid as stored in the study (``scratch-long`` needs scratch and a masking;
+    ``baselines`` only when there are some, so that older studies resume unchanged)."""
+    grid = {
         "depths": [int(d) for d in depths],
         "maskings": list(maskings),
         "scratch": bool(scratch),
@@ -500,6 +525,10 @@ def _grid(depths, maskings, scratch, alibi, scratch_long, seeds) -> dict:
         "scratch_long": bool(scratch_long and scratch and len(maskings) > 0),
         "seeds": [int(s) for s in seeds],
     }
+    baselines = check_baselines(baselines)
+    if baselines:
+        grid["baselines"] = list(baselines)
+    return grid
 
 
 def _study_attrs(
