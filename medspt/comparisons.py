@@ -145,12 +145,16 @@ def summarize(results: pd.DataFrame, metric: str = "balanced_accuracy") -> pd.Da
     0.0625). ``p_holm`` is Holm-adjusted across the rows of this table; ``test`` says
     which unit was used. ``steps`` is the mean number of optimizer steps per fit.
     ``baseline`` marks the rows of baselines (:mod:`medspt.baselines`), which have no
-    depth. ``chance_majority`` / ``chance_uniform``: what the metric scores by always predicting
+    depth; with baselines, the ``nested-best`` row (chosen per fold by validation
+    subjects, :func:`medspt.choice.chosen_rows`) is the medspt side they face.
+    ``chance_majority`` / ``chance_uniform``: what the metric scores by always predicting
     the most frequent class / by guessing (:meth:`~medspt.results.Results.chance`; NaN without
     out-of-fold predictions).
     """
     if metric not in results.columns:
         raise InputError(f"metric {metric!r} not in the results; have {list(results.columns)}")
+    if baseline_configs(results) and len(results[~results["config"].isin(list(BASELINES))]):
+        results, _, _ = versus_frame(results)  # the side a baseline faces gets its own row
     g = results.groupby(["depth", "config"], sort=False, dropna=False)[metric]
     out = g.agg(["mean", "std", "count"]).reset_index()
     out = out.sort_values(["depth"], kind="stable").reset_index(drop=True)

@@ -126,7 +126,8 @@ def test_evaluate_runs_scratch_and_spt_on_identical_subject_folds(frame):
         assert res[col].between(0, 1).all(), col
     assert (res["wall_time_s"] > 0).all() and (res["windows_per_s"] > 0).all()
     table = summarize(res)
-    assert len(table) == 9 and table["baseline"].sum() == 1
+    assert len(table) == 10 and table["baseline"].sum() == 1  # + MiniRocket, nested-best
+    assert table["config"].iloc[-2:].tolist() == ["minirocket", "nested-best"]
     s = table.set_index(["depth", "config"])
     manual = res[(res.depth == 1) & (res.config == "spt-span")]["balanced_accuracy"].mean()
     assert s.loc[(1, "spt-span"), "mean"] == pytest.approx(manual)

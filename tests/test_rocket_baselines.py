@@ -80,11 +80,20 @@ def test_missing_values_and_unequal_lengths_are_filled_not_refused():
     X, y = _separable(n=40)
     X[::3, :, 40:] = np.nan  # shorter cases (trailing padding)
     X[2, :, 4:] = np.nan  # a case of 4 steps, shorter than aeon's shortest input: held
+    X[5, 1] = np.nan  # a channel this case never observed: the training mean
     X[1::4, 1, 10:14] = np.nan  # gaps
     clf = MiniRocket().fit(X, y)
     assert clf.filled_fraction_ == pytest.approx(np.isnan(X).mean())
     assert not np.isnan(clf.predict_proba(X)).any()
     assert (clf.predict(X) == y).mean() >= 0.9
+    # aeon gets each training channel standardized by the training windows' statistics
+    Z = clf._prepare(X)
+    assert not np.isnan(Z).any()
+    observed = ~np.isnan(X)
+    for c in range(2):
+        vals = Z[:, c][observed[:, c]]
+        assert abs(vals.mean()) < 1e-6 and vals.std() == pytest.approx(1.0, rel=1e-5)
+    np.testing.assert_allclose(Z[5, 1], 0.0, atol=1e-6)  # the mean, standardized
 
 
 def test_refusals_name_the_problem_and_the_fix():
@@ -112,6 +121,16 @@ def test_refusals_name_the_problem_and_the_fix():
     clf = MiniRocket().fit(*_separable(n=20))
     with pytest.raises(InputError, match="fitted on windows of 48 steps; got 40"):
         clf.predict_proba(_separable(n=4, T=40)[0])
+
+
+def test_parameters_round_trip_and_the_shortest_window_is_accepted():
+    from sklearn.base import clone
+
+    clf = MiniRocket(random_state=7, n_jobs=2, class_weight=None)
+    assert clone(clf).get_params() == {"random_state": 7, "n_jobs": 2, "class_weight": None}
+    assert MiniRocket().get_params() == {"random_state": 0, "n_jobs": 1, "class_weight": "balanced"}
+    X, y = _separable(n=20, T=9)  # exactly aeon's shortest input
+    assert MiniRocket().fit(X, y).predict_proba(X).shape == (20, 2)
 
 
 def test_names_are_checked():

@@ -146,8 +146,11 @@ def test_figure_draws_each_baseline_across_the_depths(results):
     lines = [ln for ln in ax.get_lines() if ln.get_label().startswith("minirocket (")]
     assert len(lines) == 1
     assert np.allclose(lines[0].get_ydata(), mean)
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["1"]  # no column of its own
-    assert table["baseline"].tolist() == [False, False, False, True]
+    # the baseline has no column of its own; the validation choice has
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "chosen per fold"]
+    assert table["baseline"].tolist() == [False, False, False, True, False]
+    nested = ax.containers[-1]  # nested-best, at the "chosen per fold" position
+    assert nested.get_label().startswith("nested-best")
 
 
 def test_cli_evaluate_shows_minirocket_and_the_paired_answer(tmp_path, capsys):
