@@ -22,10 +22,11 @@ balanced accuracy >= 0.65 (MiniRocket's level); neither below the previous defau
     python benchmarks/default_model.py --report-only
 
 Each (variant, seed) run is kept in ``benchmarks/results/default_model/`` (rows as CSV,
-out-of-fold predictions as compressed CSV), so an interrupted run resumes where it
-stopped; ``default_model.md`` holds the tables. File names end in a hash of the
-estimator's defaults and rows record them with the code revision: a run under other
-defaults never counts as done, and nothing runs on uncommitted changes under ``medspt/``.
+out-of-fold predictions as compressed CSV), each of its folds as soon as it is done, so an
+interrupted run resumes at its next fold; ``default_model.md`` holds the tables. File
+names end in a hash of the estimator's defaults and rows record them with the code
+revision: a run under other defaults never counts as done, and nothing runs on
+uncommitted changes under ``medspt/``.
 Earlier defaults are archived: issue 15's (recipe R, with augmentation) in
 ``default_model_R/``, issue 16's patch default in ``default_model_P/`` (with their
 ``.md``).
@@ -95,37 +96,59 @@ def _paths(protocol: str, variant: str, seed: int):
 
 
 def run_one(p, variant: str, seed: int) -> None:
-    """One evaluate call over the protocol's folds; rows and predictions to files."""
-    from medspt import evaluate
+    """One (variant, seed) run over the protocol's folds; rows and predictions to files.
 
+    Each fold is kept as soon as it is done (``<run>_fold<k>`` files), so an interrupted
+    run resumes at its next fold; the run's files are written when every fold is done.
+    MiniRocket is not fitted here (``baselines=()``): its stored runs are read instead.
+    """
     rows_csv, pred_csv = _paths(p.name, variant, seed)
     if rows_csv.exists():
         return
     start = time.time()
+    rows, preds = [], []
+    for k in range(len(p.folds)):
+        fold_rows, fold_pred = _fold_paths(rows_csv, k)
+        if not fold_rows.exists():
+            res = _evaluate_fold(p, variant, seed, k)
+            fold_rows.parent.mkdir(parents=True, exist_ok=True)
+            res.predictions.to_csv(fold_pred, index=False, float_format="%.4g")
+            table = pd.DataFrame(res).assign(protocol=p.name, defaults=resolved_params_json())
+            table.assign(revision=git_revision()).to_csv(fold_rows, index=False)
+            print(f"{p.name} {variant} seed {seed} fold {k}: done", flush=True)
+        rows.append(pd.read_csv(fold_rows))
+        preds.append(pd.read_csv(fold_pred))
+    pd.concat(preds, ignore_index=True).to_csv(pred_csv, index=False, float_format="%.4g")
+    pd.concat(rows, ignore_index=True).to_csv(rows_csv, index=False)
+    for k in range(len(p.folds)):
+        for f in _fold_paths(rows_csv, k):
+            f.unlink()
+    print(f"{p.name} {variant} seed {seed}: {(time.time() - start) / 60:.1f} min", flush=True)
+
+
+def _fold_paths(rows_csv, k: int):
+    stem = rows_csv.with_suffix("").name + f"_fold{k}"
+    return rows_csv.parent / f"{stem}.csv", rows_csv.parent / f"{stem}_predictions.csv.gz"
+
+
+def _evaluate_fold(p, variant: str, seed: int, k: int):
+    """The run's evaluate call on fold ``k`` alone, its rows and predictions numbered ``k``."""
+    from medspt import evaluate
+
+    kw = dict(cv=[p.folds[k]], seeds=(seed,), baselines=(), verbose=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if variant == "default":
-            res = evaluate(p.windows, cv=p.folds, seeds=(seed,), verbose=False)
+            res = evaluate(p.windows, **kw)
         elif variant == f"depth {DEEPER}":
-            res = evaluate(p.windows, cv=p.folds, seeds=(seed,), depths=(DEEPER,), verbose=False)
+            res = evaluate(p.windows, depths=(DEEPER,), **kw)
         else:
-            res = evaluate(
-                p.windows,
-                cv=p.folds,
-                seeds=(seed,),
-                scratch=False,
-                maskings=(_default_masking(),),
-                verbose=False,
-                **ABLATION[variant],
-            )
-            name = f"spt-{_default_masking()} - {variant}"
-            res["config"] = name
-            res.predictions["config"] = name
-    rows_csv.parent.mkdir(parents=True, exist_ok=True)
-    res.predictions.to_csv(pred_csv, index=False, float_format="%.4g")
-    rows = pd.DataFrame(res).assign(protocol=p.name, defaults=resolved_params_json())
-    rows.assign(revision=git_revision()).to_csv(rows_csv, index=False)
-    print(f"{p.name} {variant} seed {seed}: {(time.time() - start) / 60:.1f} min", flush=True)
+            masking = _default_masking()
+            res = evaluate(p.windows, scratch=False, maskings=(masking,), **kw, **ABLATION[variant])
+            res["config"] = res.predictions["config"] = f"spt-{masking} - {variant}"
+    res["fold"] = k
+    res.predictions["fold"] = k
+    return res
 
 
 def load(protocol: str):

@@ -78,7 +78,8 @@ def versus_baseline(
     -------
     dict
         ``medspt`` (the chosen side's name) and ``chosen`` (how, in words), ``baseline``,
-        ``metric``, ``mean`` / ``baseline_mean`` (over fold × seed rows), ``diff`` with
+        ``metric``, ``mean`` / ``baseline_mean`` (pooled over the out-of-fold predictions,
+        seeds averaged, when the test runs over subjects; else over fold × seed rows), ``diff`` with
         its 95 % interval ``ci_low`` / ``ci_high`` and ``p`` (over ``n`` subjects, or
         folds: ``unit``), ``fit_s`` / ``baseline_fit_s`` (mean seconds per fit),
         ``prefer`` (``"medspt"``, ``"baseline"`` or ``"either"``) and ``sentence``.
@@ -99,8 +100,10 @@ def versus_baseline(
         "chosen": why,
         "baseline": baseline,
         "metric": metric,
-        "mean": c["mean"],
-        "baseline_mean": c["versus_mean"],
+        # the pooled out-of-fold metric when the test runs over subjects (what the
+        # difference is of), else the mean over fold x seed rows
+        "mean": c["pooled"] if subjects else c["mean"],
+        "baseline_mean": c["versus_pooled"] if subjects else c["versus_mean"],
         "diff": c[f"{pick}_diff"],
         "ci_low": c[f"{pick}_ci_low"],
         "ci_high": c[f"{pick}_ci_high"],

@@ -150,3 +150,38 @@ def test_select_model_ties_go_to_the_earlier_candidate_and_old_launches_do_not_c
     rows = sm.counted(pd.concat([stale, rows], ignore_index=True))
     assert len(rows) == 2 * sum(sm.N_ITEMS.values())
     assert sm.choose(rows, {a: {}, b: {}})[1] == a
+
+
+def test_default_model_runs_resume_at_the_next_fold(windows, tmp_path, monkeypatch):
+    """A run keeps each fold as it finishes; an interrupted run redoes no finished fold,
+    and the finished run's files hold every fold, numbered as the protocol numbers them."""
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(dm, "OUT", tmp_path)
+    folds = subject_folds(windows.y, windows.groups, n_splits=3)
+    p = SimpleNamespace(name="NE-1", windows=windows, folds=folds)
+    params = {k: v for k, v in FAST.items() if k != "depth"}
+    calls = []
+
+    def fast_fold(p, variant, seed, k):  # the real evaluate, with tiny models
+        calls.append(k)
+        if k == 1 and calls.count(1) == 1:
+            raise KeyboardInterrupt  # the run stops after fold 0
+        res = evaluate(p.windows, cv=[p.folds[k]], seeds=(seed,), baselines=(), verbose=False,
+                       **params)  # fmt: skip
+        res["fold"] = res.predictions["fold"] = k
+        return res
+
+    monkeypatch.setattr(dm, "_evaluate_fold", fast_fold)
+    with pytest.raises(KeyboardInterrupt):
+        dm.run_one(p, "default", 0)
+    rows_csv, pred_csv = dm._paths("NE-1", "default", 0)
+    assert not rows_csv.exists() and dm._fold_paths(rows_csv, 0)[0].exists()
+    dm.run_one(p, "default", 0)
+    assert calls == [0, 1, 1, 2]  # fold 0 was not fitted again
+    rows, pred = pd.read_csv(rows_csv), pd.read_csv(pred_csv)
+    assert sorted(rows["fold"].unique()) == [0, 1, 2]
+    assert set(rows["config"]) == {"scratch", "scratch-long", "spt-span"}  # no baseline
+    for k, (_, te) in enumerate(folds):
+        assert set(pred[pred["fold"] == k]["subject"]) == set(windows.groups[te])
+    assert not list(tmp_path.glob("NE-1/*_fold*"))  # the fold files are folded in

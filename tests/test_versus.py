@@ -104,6 +104,7 @@ def test_versus_answer_follows_its_interval(results):
     v = versus_baseline(results)
     assert v["baseline"] == "minirocket" and v["unit"] == "subjects" and v["n"] == 12
     assert v["ci_low"] <= v["diff"] <= v["ci_high"]
+    assert v["mean"] - v["baseline_mean"] == pytest.approx(v["diff"])  # pooled, like diff
     assert v["prefer"] == _prefer(v["ci_low"], v["ci_high"])
     words = {"medspt": "Prefer medspt", "baseline": "Prefer MiniRocket", "either": "No clear"}
     assert v["sentence"].startswith(words[v["prefer"]])
