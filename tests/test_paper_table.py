@@ -65,6 +65,7 @@ def test_report_tests_over_subjects_and_compares_the_nested_choice(tmp_path, mon
     monkeypatch.setattr(pt, "RESULTS", tmp_path)
     url = f"journal:{tmp_path / 'p.log'}"
     grid = dict(depths=(1,), cv=2, window="4s", verbose=False, storage=url, seeds=(0, 1))
+    grid["baselines"] = ()  # the paper table reads its baselines from stored runs
     run_study("demo", study_name="paper-X", maskings=(), params=TINY, **grid)  # earlier
     run_study("demo", study_name="paper-X-subjects", maskings=("span",), params=TINY, **grid)
     run_study("demo", study_name="paper-XY", maskings=(), params=TINY, **grid)  # other
