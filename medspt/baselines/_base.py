@@ -98,9 +98,17 @@ class RocketBaseline(ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.class_weight = class_weight
 
-    # subclasses: the aeon classifier, and the decision values of filled windows
-    def _make(self):  # pragma: no cover - abstract
-        raise NotImplementedError
+    aeon_class: ClassVar[str] = ""  # the classifier's name in aeon.classification.convolution_based
+
+    def _make(self):
+        from aeon.classification import convolution_based
+
+        cls = getattr(convolution_based, self.aeon_class)
+        return cls(
+            random_state=self.random_state, n_jobs=self.n_jobs, class_weight=self.class_weight
+        )
+
+    # subclasses: the decision values of filled windows
 
     def _decision(self, X: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -13,25 +13,13 @@ class MiniRocket(RocketBaseline):
     """aeon's ``MiniRocketClassifier`` (10,000 kernels, scaler, ``RidgeClassifierCV``)
     with medspt's input rules and softmax scores.
 
-    Parameters
-    ----------
-    random_state : int, default=0
-        Seed of the random kernels.
-    n_jobs : int, default=1
-        Threads aeon may use.
-    class_weight : "balanced" or None, default="balanced"
-        The ridge's class weights (medspt's estimator also balances classes).
+    Parameters: those of :class:`~medspt.baselines.RocketBaseline`.
     """
 
     name = "minirocket"
     min_steps = 9
 
-    def _make(self):
-        from aeon.classification.convolution_based import MiniRocketClassifier
-
-        return MiniRocketClassifier(
-            random_state=self.random_state, n_jobs=self.n_jobs, class_weight=self.class_weight
-        )
+    aeon_class = "MiniRocketClassifier"
 
     def _decision(self, X: np.ndarray) -> np.ndarray:
         # the classifier's own pipeline (transform, scaler, ridge) up to its decision values

@@ -13,25 +13,13 @@ class MultiRocketHydra(RocketBaseline):
     """aeon's ``MultiRocketHydraClassifier`` (Hydra and MultiRocket features, scaled,
     ``RidgeClassifierCV``) with medspt's input rules and softmax scores.
 
-    Parameters
-    ----------
-    random_state : int, default=0
-        Seed of the random kernels.
-    n_jobs : int, default=1
-        Threads aeon may use.
-    class_weight : "balanced" or None, default="balanced"
-        The ridge's class weights (medspt's estimator also balances classes).
+    Parameters: those of :class:`~medspt.baselines.RocketBaseline`.
     """
 
     name = "multirocket-hydra"
     min_steps = 10  # MultiRocket's dilations need 10 steps
 
-    def _make(self):
-        from aeon.classification.convolution_based import MultiRocketHydraClassifier
-
-        return MultiRocketHydraClassifier(
-            random_state=self.random_state, n_jobs=self.n_jobs, class_weight=self.class_weight
-        )
+    aeon_class = "MultiRocketHydraClassifier"
 
     def _decision(self, X: np.ndarray) -> np.ndarray:
         # aeon 1.6's _predict up to the ridge's decision values (same fitted steps)
