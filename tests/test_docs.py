@@ -42,7 +42,7 @@ PAGES = sorted(p.name for p in DOCS.glob("*.md"))
 RUN_LANGS = {"python": "python", "bash": "shell", "sh": "shell", "shell": "shell"}
 SHOWN_LANGS = {"text", "", "markdown", "md", "json", "toml", "yaml", "console"}
 MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*(?P<kind>[\w-]+)\s*(?P<arg>.*?)\s*-->\s*$")
-PAGE_TIMEOUT_S = 2400  # a page uses up to about 700 s of CPU; room for a busy machine
+PAGE_TIMEOUT_S = 1200  # a page uses up to about 300 s of CPU; room for a busy machine
 # CPU seconds per page measured on a 2-core machine, to start the slowest pages first
 SLOW_FIRST = {
     "quickstart.md": 500,
@@ -287,7 +287,12 @@ def _run_page(page: str, folder: Path) -> PageRun | None:
             if isinstance(e.stdout, bytes)
             else e.stdout or ""
         )
-        err = f"the page ran longer than {PAGE_TIMEOUT_S} s"
+        stacks = (
+            (e.stderr or b"").decode(errors="replace")
+            if isinstance(e.stderr, bytes)
+            else e.stderr or ""
+        )
+        err = f"the page ran longer than {PAGE_TIMEOUT_S} s\n{stacks[-6000:]}"
     return PageRun(code, out, err, time.perf_counter() - t0, len(run))
 
 
@@ -385,4 +390,8 @@ def _run_blocks(spec: Path) -> int:
 
 
 if __name__ == "__main__":
+    import faulthandler
+
+    # a page that hangs shows where: every thread's stack shortly before the page's limit
+    faulthandler.dump_traceback_later(PAGE_TIMEOUT_S - 30, exit=False)
     sys.exit(_run_blocks(Path(sys.argv[1])))

@@ -144,3 +144,22 @@ def test_names_are_checked():
         check_baselines(("rocket",))
     clf = make_baseline("multirocket-hydra", random_state=5)
     assert isinstance(clf, BASELINES["multirocket-hydra"]) and clf.random_state == 5
+
+
+@pytest.mark.parametrize("cls", [MiniRocket, MultiRocketHydra])
+def test_fit_and_predict_leave_torch_thread_count_alone(cls):
+    # aeon's Numba kernels share PyTorch's libgomp: unguarded, a fit on a 2-core machine
+    # turns a one-thread PyTorch into a two-thread one and later model fits crawl
+    import torch
+
+    X, y = _separable()
+    before = torch.get_num_threads()
+    try:
+        for threads in (1, 3):
+            torch.set_num_threads(threads)
+            clf = cls(random_state=0).fit(X, y)
+            assert torch.get_num_threads() == threads
+            clf.predict_proba(X)
+            assert torch.get_num_threads() == threads
+    finally:
+        torch.set_num_threads(before)

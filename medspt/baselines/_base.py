@@ -19,10 +19,18 @@ input (a shorter case inside longer windows is held at its last value), infinite
 a channel observed in no training window, fewer than two classes.
 Scores are softmax probabilities of the ridge classifier's decision values, so a
 subject's windows can be averaged exactly as medspt's model's are.
+
+aeon's kernels run on Numba's OpenMP thread pool, whose ``omp_set_num_threads`` resolves to
+the first ``libgomp.so.1`` in the process: PyTorch's. Left alone, one MiniRocket fit raises
+PyTorch's thread count (``OMP_NUM_THREADS=1`` becomes the number of cores) for the rest of the
+process, and on a busy machine every later model fit slows down many times over. Every call
+into aeon therefore restores the thread counts it found (:func:`kept_thread_counts`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import ClassVar
 
 import numpy as np
@@ -30,11 +38,20 @@ import pandas as pd
 from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
 
 from medspt.core.stats import channel_stats
 from medspt.errors import InputError
 
-__all__ = ["RocketBaseline", "fill_missing", "scores_to_proba"]
+__all__ = ["RocketBaseline", "fill_missing", "kept_thread_counts", "scores_to_proba"]
+
+
+@contextmanager
+def kept_thread_counts() -> Iterator[None]:
+    """Run the block, then set every native thread pool loaded before it (PyTorch's OpenMP
+    among them) back to the thread count it had."""
+    with threadpool_limits(limits=None):  # no limit: only the restore on exit
+        yield
 
 
 def fill_missing(X: np.ndarray, channel_fill: np.ndarray) -> np.ndarray:
@@ -155,7 +172,8 @@ class RocketBaseline(ClassifierMixin, BaseEstimator):
         self.channel_mean_, self.channel_std_ = channel_stats(X)
         self.n_steps_ = X.shape[2]
         self.filled_fraction_ = float(np.isnan(X).mean())
-        self.estimator_ = self._make().fit(self._prepare(X), y)
+        with kept_thread_counts():
+            self.estimator_ = self._make().fit(self._prepare(X), y)
         self.classes_ = np.asarray(self.estimator_.classes_)
         return self
 
@@ -167,7 +185,9 @@ class RocketBaseline(ClassifierMixin, BaseEstimator):
             raise InputError(
                 f"{self.name} was fitted on windows of {self.n_steps_} steps; got {X.shape[2]}"
             )
-        return scores_to_proba(self._decision(self._prepare(X)))
+        with kept_thread_counts():
+            decision = self._decision(self._prepare(X))
+        return scores_to_proba(decision)
 
     def predict(self, X) -> np.ndarray:
         """Class labels ``(N,)``: the most probable class."""
