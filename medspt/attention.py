@@ -15,8 +15,8 @@ CPU kernels (``"numba"``) and Numba CUDA kernels (``"cuda"``), see :mod:`medspt.
 otherwise. All three return identical indices. Pooling, gather and scatter are torch
 operations, so gradients flow through them; selection carries none.
 
-Importing ``medspt.attention`` registers the module under the name ``"hierarchical"``, so
-``ModelConfig(attention="hierarchical")`` works once this module has been imported.
+:data:`medspt.model.ATTENTION` holds it under the name ``"hierarchical"``
+(:func:`hierarchical_from_config`), so ``ModelConfig(attention="hierarchical")`` builds it.
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from medspt import kernels
-from medspt.model import register_attention
 
 __all__ = [
     "HierarchicalAttention",
     "IMPLEMENTATIONS",
     "Partition",
     "accumulation_dtype",
+    "hierarchical_from_config",
     "select_partition",
     "token_scores",
 ]
@@ -323,7 +323,8 @@ class HierarchicalAttention(nn.Module):
         return out.gather(2, dump[..., None].expand(B, H, N, Dh))  # zero at padding
 
 
-def _from_config(cfg) -> HierarchicalAttention:
+def hierarchical_from_config(cfg) -> HierarchicalAttention:
+    """The hierarchical attention a model config asks for (its ``attention_options``)."""
     if cfg.positional in ("alibi", "relative"):
         raise ValueError(
             f"positional={cfg.positional!r} biases every token pair and needs "
@@ -332,6 +333,3 @@ def _from_config(cfg) -> HierarchicalAttention:
         )
     options = {"dropout": cfg.attention_dropout, **(cfg.attention_options or {})}
     return HierarchicalAttention(**options)
-
-
-register_attention("hierarchical", _from_config)

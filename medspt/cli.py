@@ -6,33 +6,28 @@ import argparse
 import sys
 import time
 import warnings
+from collections.abc import Collection
 from pathlib import Path
 
-import pandas as pd
-
-from medspt.cli_args import (
-    DEFAULTS,
-    add_baseline_args,
-    add_data_args,
-    add_grid_args,
-    add_model_args,
-    cli_hints,
-    command_parser,
-    data_kwargs,
-    model_params,
-    show_warnings_as,
-)
-from medspt.core.tables import read_table
+from medspt.cli_messages import cli_hints, command_parser, show_warnings_as
 from medspt.errors import InputError, ModelFileError
-from medspt.estimator import PAPER_RECIPE
-from medspt.masking import STRATEGIES
 
-__all__ = ["DEFAULTS", "build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "main"]
 
-DEMO_MASKINGS = STRATEGIES  # the demo's full grid: every masking strategy
+# every command with its line in `medspt --help`; a command's options (and the library
+# behind them: PyTorch, pandas) load only when that command runs, so --help starts at once
+COMMANDS = {
+    "demo": "the default model against scratch training and MiniRocket on built-in synthetic data",
+    "fit": "fit_spt on a long-format table and save the model",
+    "predict": "per-window and per-recording predictions; scores when the data has labels",
+    "evaluate": "subject-wise CV of scratch vs SPT",
+    "diagnose": "attention-proximity diagnostics of fitted models (scratch vs SPT)",
+    "datasets": "list, describe, download and verify the public datasets",
+    "study": "the capacity-versus-pretraining study (Optuna): run, join, watch, report",
+}
 
 
-def _write_results(results: pd.DataFrame, out: Path, metric: str, title: str) -> pd.DataFrame:
+def _write_results(results, out: Path, metric: str, title: str):
     from medspt.api import comparison_table, markdown_comparisons, summarize
     from medspt.plots import plot_accuracy_vs_depth, plot_gain_vs_depth
     from medspt.result_files import per_class_markdown, write_oof_files
@@ -55,7 +50,7 @@ def _write_results(results: pd.DataFrame, out: Path, metric: str, title: str) ->
     return table
 
 
-def _markdown(table: pd.DataFrame, metric: str, explain: bool = False) -> str:
+def _markdown(table, metric: str, explain: bool = False) -> str:
     """The summary table; ``explain``: with the configurations and columns in words."""
     from medspt.api import TABLE_NOTE, markdown_table
     from medspt.report_text import column_notes, config_notes
@@ -81,6 +76,8 @@ def _markdown(table: pd.DataFrame, metric: str, explain: bool = False) -> str:
 
 def cmd_demo(a) -> int:
     from medspt.api import evaluate
+    from medspt.estimator import PAPER_RECIPE
+    from medspt.masking import STRATEGIES
     from medspt.synthetic import make_demo_frame
     from medspt.versus import versus_markdown
 
@@ -92,7 +89,7 @@ def cmd_demo(a) -> int:
     print("channels, so only temporal structure separates the classes.")
     print(banner)
     df = make_demo_frame(seed=a.seed)
-    maskings = DEMO_MASKINGS if not a.quick else ("span",)
+    maskings = STRATEGIES if not a.quick else ("span",)
     depths = tuple(a.depths)
     print(
         f"Subject-wise {a.folds}-fold CV: scratch vs SPT ({', '.join(maskings)}) "
@@ -130,6 +127,8 @@ def cmd_demo(a) -> int:
 
 def cmd_fit(a) -> int:
     from medspt.api import fit_spt
+    from medspt.cli_args import data_kwargs, model_params
+    from medspt.core.tables import read_table
     from medspt.plots import plot_history
 
     df = read_table(a.data)
@@ -148,6 +147,7 @@ def cmd_fit(a) -> int:
 
 
 def cmd_predict(a) -> int:
+    from medspt.core.tables import read_table
     from medspt.persistence import load
 
     clf = load(a.model)
@@ -199,7 +199,9 @@ def cmd_predict(a) -> int:
 
 def cmd_evaluate(a) -> int:
     from medspt.api import evaluate, windows_from
+    from medspt.cli_args import data_kwargs, model_params
     from medspt.core.splits import subject_folds
+    from medspt.core.tables import read_table
     from medspt.data_summary import DataSummary
     from medspt.probes import probe_markdown
     from medspt.versus import versus_markdown
@@ -256,6 +258,7 @@ def _save_refit(clf, path: Path) -> None:
 
 
 def cmd_diagnose(a) -> int:
+    from medspt.core.tables import read_table
     from medspt.diagnostics import write_diagnostics
     from medspt.persistence import load
 
@@ -289,19 +292,8 @@ def _out(p: argparse.ArgumentParser, default: str, what: str) -> None:
     p.add_argument("--out", default=default, help=f"{what} (default: {default})")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``medspt`` parser. ``fit``, ``evaluate`` and ``study run`` share their data and
-    model options (:mod:`medspt.cli_args`): the arguments of ``fit_spt`` / ``evaluate`` /
-    ``run_study`` and of ``SPTClassifier`` in kebab case, with the estimator's defaults."""
-    from medspt._version import __version__
-
-    parser = argparse.ArgumentParser(
-        prog="medspt", description="Self-pretrained Transformers for medical time series."
-    )
-    parser.add_argument("--version", action="version", version=f"medspt {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser("demo", help="scratch vs SPT on built-in synthetic data (~2 min)")
+def _add_demo(sub) -> None:
+    p = sub.add_parser("demo", help=COMMANDS["demo"])
     _out(p, "medspt-demo", "output folder")
     p.add_argument(
         "--folds", type=int, default=3, help="subject-wise cross-validation folds (default: 3)"
@@ -319,9 +311,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar (default: shown)")
     p.set_defaults(func=cmd_demo)
 
+
+def _add_fit(sub) -> None:
+    from medspt.cli_args import add_data_args, add_model_args
+
     p = sub.add_parser(
         "fit",
-        help="fit_spt on a long-format table and save the model",
+        help=COMMANDS["fit"],
         description="fit_spt(df, ...) from the command line: every option is the argument "
         "of the same name (--d-model is d_model; --seed is random_state).",
     )
@@ -331,9 +327,11 @@ def build_parser() -> argparse.ArgumentParser:
     _out(p, "model.safetensors", "model file to write")
     p.set_defaults(func=cmd_fit)
 
+
+def _add_predict(sub) -> None:
     p = sub.add_parser(
         "predict",
-        help="per-window and per-recording predictions; scores when the data has labels",
+        help=COMMANDS["predict"],
         description="Predict every window and recording of --data. When --data has the "
         "label column, also print the scores per level (window, recording, subject) with "
         "their chance levels and the window confusion matrix, and write them beside --out "
@@ -352,9 +350,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_predict)
 
+
+def _add_evaluate(sub) -> None:
+    from medspt.cli_args import (
+        add_baseline_args,
+        add_data_args,
+        add_grid_args,
+        add_model_args,
+    )
+
     p = sub.add_parser(
         "evaluate",
-        help="subject-wise CV of scratch vs SPT",
+        help=COMMANDS["evaluate"],
         description="evaluate(df, ...) from the command line: the grid is --depths, "
         "--maskings and --seeds (lists; --depth, --masking and --seed are their aliases); "
         "every other option is the argument of the same name, shared by all models.",
@@ -381,9 +388,9 @@ def build_parser() -> argparse.ArgumentParser:
     _out(p, "medspt-evaluation", "output folder")
     p.set_defaults(func=cmd_evaluate)
 
-    p = sub.add_parser(
-        "diagnose", help="attention-proximity diagnostics of fitted models (scratch vs SPT)"
-    )
+
+def _add_diagnose(sub) -> None:
+    p = sub.add_parser("diagnose", help=COMMANDS["diagnose"])
     p.add_argument("models", nargs="+", help="model files, e.g. a scratch and an SPT model")
     p.add_argument(
         "--data",
@@ -398,13 +405,56 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_diagnose)
 
+
+def _add_datasets(sub) -> None:
     from medspt.datasets.cli import add_datasets_parser
 
     add_datasets_parser(sub)
+
+
+def _add_study(sub) -> None:
     from medspt.study.cli import add_study_parser
 
     add_study_parser(sub)
+
+
+_ADD = {
+    "demo": _add_demo,
+    "fit": _add_fit,
+    "predict": _add_predict,
+    "evaluate": _add_evaluate,
+    "diagnose": _add_diagnose,
+    "datasets": _add_datasets,
+    "study": _add_study,
+}
+
+
+def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The ``medspt`` parser. ``fit``, ``evaluate`` and ``study run`` share their data and
+    model options (:mod:`medspt.cli_args`): the arguments of ``fit_spt`` / ``evaluate`` /
+    ``run_study`` and of ``SPTClassifier`` in kebab case, with the estimator's defaults.
+
+    ``commands``: the commands whose options are built (None: all); the others are listed
+    with their help line only, so that a command loads only its own options and library."""
+    from medspt._version import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="medspt", description="Self-pretrained Transformers for medical time series."
+    )
+    parser.add_argument("--version", action="version", version=f"medspt {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, help_line in COMMANDS.items():
+        if commands is None or name in commands:
+            _ADD[name](sub)
+        else:
+            sub.add_parser(name, help=help_line)
     return parser
+
+
+def _named_command(argv: list[str]) -> tuple[str, ...]:
+    """The command ``argv`` names (its first word that is not an option), if it is one."""
+    words = [w for w in argv if not w.startswith("-")]
+    return (words[0],) if words and words[0] in COMMANDS else ()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -419,7 +469,8 @@ def main(argv: list[str] | None = None) -> int:
     import os
 
     try:
-        parser = build_parser()
+        argv = sys.argv[1:] if argv is None else list(argv)
+        parser = build_parser(_named_command(argv))
         args = parser.parse_args(argv)
         command = command_parser(parser, args)
         with warnings.catch_warnings():  # restores the filters and showwarning afterwards

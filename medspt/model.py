@@ -37,6 +37,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from medspt.attention import hierarchical_from_config
 from medspt.errors import InputError
 from medspt.params import Rule, check, flag, integer, interval, one_of
 
@@ -168,7 +169,10 @@ class FullAttention(nn.Module):
         return torch.softmax(s, dim=-1)
 
 
-ATTENTION: dict[str, Callable[[ModelConfig], nn.Module]] = {"full": FullAttention}
+ATTENTION: dict[str, Callable[[ModelConfig], nn.Module]] = {
+    "full": FullAttention,
+    "hierarchical": hierarchical_from_config,  # medspt.attention: Numba and CUDA kernels
+}
 
 
 def register_attention(name: str, factory: Callable[[ModelConfig], nn.Module]) -> None:

@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "medspt"
-CLI_MODULES = {"medspt.cli", "medspt.cli_args", "medspt.study.cli", "medspt.datasets.cli"}
+CLI_MODULES = {
+    "medspt.cli",
+    "medspt.cli_args",
+    "medspt.cli_messages",
+    "medspt.study.cli",
+    "medspt.datasets.cli",
+}
 MAX_FUNCTION_LINES = 120
 
 

@@ -6,7 +6,6 @@ import pytest
 import torch
 from conftest import FAST
 
-import medspt.attention  # noqa: F401  (registers "hierarchical")
 from medspt import SPTClassifier
 from medspt.cli import main
 from medspt.diagnostics import (

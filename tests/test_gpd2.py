@@ -12,7 +12,6 @@ from conftest import real_dataset
 from model_pairs import same_weights
 from test_protocols import check_folds, small_gait  # noqa: F401  (small_gait: fixture)
 
-import medspt.attention  # noqa: F401  (registers "hierarchical")
 from medspt.datasets.protocols import protocol
 from medspt.errors import InputError
 from medspt.masking import make_mask

@@ -7,7 +7,6 @@ import pytest
 import torch
 from model_pairs import same_weights
 
-import medspt.attention  # noqa: F401  (registers "hierarchical")
 from medspt import fit_spt, load
 from medspt.errors import InputError
 from medspt.masking import make_mask

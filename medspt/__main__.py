@@ -1,0 +1,8 @@
+"""``python -m medspt``: the ``medspt`` command."""
+
+import sys
+
+from medspt.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
