@@ -201,6 +201,23 @@ def cmd_predict(a) -> int:
     return 0
 
 
+def _validation_per_fold(ws, folds, a) -> list[int]:
+    """Training subjects each fold's fits hold out for early stopping (the estimator's own
+    split; its size does not depend on the seed)."""
+    import numpy as np
+
+    from medspt.cli_args import DEFAULTS, model_params
+    from medspt.core.splits import validation_split
+
+    val_size = float(model_params(a).get("val_size", DEFAULTS["val_size"]))
+    counts = []
+    for train, _ in folds:
+        y, groups = ws.y[train], ws.groups[train]
+        _, val = validation_split(y, groups, val_size, int(a.seeds[0]))
+        counts.append(len(np.unique(groups[val])))
+    return counts
+
+
 def cmd_evaluate(a) -> int:
     from medspt.api import evaluate, windows_from
     from medspt.cli_args import data_kwargs, model_params
@@ -213,8 +230,10 @@ def cmd_evaluate(a) -> int:
     ws, spec = windows_from(read_table(a.data), **data_kwargs(a))  # cut once, for both
     if ws.y is None:
         raise InputError(f"--data file {a.data!r} has no labels (--label {a.label})")
-    print(DataSummary.of(ws))
     folds = subject_folds(ws.y, ws.groups, a.cv)
+    summary = DataSummary.of(ws)
+    summary.validation_per_fold = _validation_per_fold(ws, folds, a)
+    print(summary)
     print(f"{len(folds)} subject-wise folds; every configuration is fitted on each")
     results = evaluate(
         ws,

@@ -44,6 +44,8 @@ class DataSummary:
         Settings chosen from the data (``"auto"`` values).
     n_validation_subjects : int
         Training subjects held out for early stopping.
+    validation_per_fold : list of int or None
+        With cross-validation: the training subjects each fold holds out for early stopping.
     """
 
     channels: list[str]
@@ -58,6 +60,7 @@ class DataSummary:
     left_out: dict = field(default_factory=dict)
     auto: dict = field(default_factory=dict)
     n_validation_subjects: int = 0
+    validation_per_fold: list[int] | None = None
 
     @classmethod
     def from_windows(
@@ -146,6 +149,15 @@ class DataSummary:
                 "chosen from the data: " + ", ".join(f"{k}={v}" for k, v in self.auto.items())
             )
         n_val = self.n_validation_subjects
+        per_fold = self.validation_per_fold
+        if per_fold is not None:  # cross-validation: each fold holds out its own
+            shown = ", ".join(map(str, per_fold))
+            lines.append(
+                f"validation: per fold, training subjects held out for early stopping ({shown})"
+                if any(per_fold)
+                else "validation: none in any fold (all epochs run, final weights kept)"
+            )
+            return "\n".join(lines)
         lines.append(
             f"validation: {n_val} training subject{'s' if n_val > 1 else ''} held out for "
             "early stopping"

@@ -161,14 +161,21 @@ def validate_frame(
 
 def _infer_signal_columns(df: pd.DataFrame, keys: Keys) -> tuple[list[str], dict[str, str]]:
     """Numeric non-key columns; refuses none at all and columns named like a clock,
-    warns about columns that only ever increase."""
+    warns about columns that only ever increase and names the columns it leaves out."""
     roles = keys.roles(df)
     channels, left_out = classify_columns(df, roles)
+    others = {c: why for c, why in left_out.items() if c not in roles}
     if not channels:
-        others = {c: why for c, why in left_out.items() if c not in roles}
         raise InputError(
             "found no numeric channel columns in the DataFrame "
             f"(other columns, with why they are not channels: {others!r}); {CHANNELS_HINT}"
+        )
+    if others:
+        shown = ", ".join(f"{c!r} ({why})" for c, why in others.items())
+        _warn(
+            f"column(s) left out, not channels: {shown}. If one is a signal, convert it "
+            "with pd.to_numeric(df[column], errors='coerce'); to use only the signals you "
+            f"mean, pass channels=[...] (inferred: {channels})"
         )
     named, rising = clock_like_channels(df, channels, keys.by)
     if named:

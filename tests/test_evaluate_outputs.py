@@ -196,6 +196,14 @@ def test_cli_evaluate_writes_tables_figures_and_the_refitted_model(tmp_path, cap
     assert main([*args, "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "refitted on all subjects:" in printed and "*chance*" in printed
+    # the data summary states what each fold's fits held out (never "none" here)
+    rows = pd.read_csv(out / "results.csv", keep_default_na=False)
+    held = rows[rows["config"] == "scratch"].sort_values("fold")["val_subjects"]
+    counts = ", ".join(str(len(v.split())) for v in held)
+    assert f"validation: per fold, training subjects held out for early stopping ({counts})" in (
+        printed
+    )
+    assert "validation: none" not in printed
     pred = pd.read_csv(out / "predictions.csv")
     conf = pd.read_csv(out / "confusion.csv")
     assert set(conf["config"]) == {"scratch", "spt-span", "minirocket"}

@@ -93,7 +93,8 @@ def test_left_out_records_every_column_that_is_not_a_channel():
         clock=lambda d: pd.Timestamp("2024-01-01") + pd.to_timedelta(d["time"], unit="s"),
         empty=lambda d: pd.Series([None] * len(d), dtype=object),
     )
-    ws = quiet(make_windows, df, window=100)
+    with pytest.warns(UserWarning, match="left out, not channels: 'condition'"):
+        ws = make_windows(df, window=100)
     assert ws.channels == ["x", "y"]
     assert ws.left_out == {
         "subject": "subject column",
@@ -110,6 +111,28 @@ def test_left_out_records_every_column_that_is_not_a_channel():
     assert sub.left_out == ws.left_out and sub.fs_source == ws.fs_source
 
 
+def test_a_left_out_column_warns_once_naming_it_and_why():
+    import warnings
+
+    df = frame(condition="walk", level=lambda d: np.where(d["time"] < 3, "0.82x", "1.1x"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ws = make_windows(df, window=100)
+    left = [str(w.message) for w in caught if "left out, not channels" in str(w.message)]
+    assert len(left) == 1 and ws.channels == ["x", "y"]
+    assert "'condition' (not numeric (text such as 'walk'))" in left[0]
+    assert "'level' (not numeric (text such as '0.82x'))" in left[0]
+    assert "pd.to_numeric" in left[0] and "subject" not in left[0]  # key columns are not news
+    with warnings.catch_warnings(record=True) as caught:  # named channels: nothing to say
+        warnings.simplefilter("always")
+        make_windows(df, window=100, channels=["x"])
+    assert not [w for w in caught if "left out" in str(w.message)]
+    with warnings.catch_warnings(record=True) as caught:  # only signals and keys: silent
+        warnings.simplefilter("always")
+        make_windows(frame(), window=100)
+    assert not [w for w in caught if "left out" in str(w.message)]
+
+
 def test_left_out_with_named_channels():
     df = frame(condition="walk")
     ws = quiet(make_windows, df, window=100, channels=["y"])
@@ -121,7 +144,8 @@ def test_left_out_with_named_channels():
 
 def test_categorical_text_is_left_out_by_name():
     df = frame(phase=lambda d: pd.Categorical(np.where(d["time"] < 3, "rest", "walk")))
-    ws = quiet(make_windows, df, window=100)
+    with pytest.warns(UserWarning, match="'phase' \\(not numeric \\(categorical"):
+        ws = make_windows(df, window=100)
     assert ws.left_out["phase"] == "not numeric (categorical such as 'rest')"
 
 
