@@ -45,6 +45,8 @@ import numpy as np
 import pandas as pd
 from _common import RESULTS, git_revision, machine, params_hash, resolved_params_json
 
+from medspt.metrics import read_predictions
+
 OUT = RESULTS / "default_model"
 MD = RESULTS / "default_model.md"
 TARGETS = {  # issue 28
@@ -117,7 +119,7 @@ def run_one(p, variant: str, seed: int) -> None:
             table.assign(revision=git_revision()).to_csv(fold_rows, index=False)
             print(f"{p.name} {variant} seed {seed} fold {k}: done", flush=True)
         rows.append(pd.read_csv(fold_rows))
-        preds.append(pd.read_csv(fold_pred))
+        preds.append(read_predictions(fold_pred))
     pd.concat(preds, ignore_index=True).to_csv(pred_csv, index=False, float_format="%.4g")
     pd.concat(rows, ignore_index=True).to_csv(rows_csv, index=False)
     for k in range(len(p.folds)):
@@ -159,11 +161,11 @@ def load(protocol: str):
     rows, preds = [], []
     for csv in sorted((OUT / protocol).glob(f"*_seed*_{params_hash()}.csv")):
         rows.append(pd.read_csv(csv))
-        preds.append(pd.read_csv(csv.parent / (csv.stem + "_predictions.csv.gz")))
+        preds.append(read_predictions(csv.parent / (csv.stem + "_predictions.csv.gz")))
     base = RESULTS / f"baselines_{protocol}_minirocket-oof.csv"
     if base.exists():
         rows.append(pd.read_csv(base))
-        preds.append(pd.read_csv(base.with_name(base.stem + "_predictions.csv.gz")))
+        preds.append(read_predictions(base.with_name(base.stem + "_predictions.csv.gz")))
     out = Results(pd.concat(rows, ignore_index=True))
     out.predictions = pd.concat(preds, ignore_index=True)
     return out

@@ -76,6 +76,8 @@ from _common import (
     without_paths,
 )
 
+from medspt.metrics import read_predictions
+
 MARK = "@@GPD2-JSON@@"
 CONFIGS = {
     "spt-hierarchical": dict(attention="hierarchical"),
@@ -426,7 +428,6 @@ def _append(path: Path, frame: pd.DataFrame) -> None:
 
 def _fit_all(p, configs: dict, args, csv: Path, pred: Path) -> None:
     """Fit every (fold, seed, config) not yet stored; store each as it finishes."""
-    import medspt.attention  # noqa: F401  (registers "hierarchical")
     from medspt.api import fit_fold, oof_frame
 
     shared = _recipe(args)
@@ -548,9 +549,9 @@ def per_subject(windows: pd.DataFrame) -> pd.DataFrame:
     keys = ["config", "depth", "seed", "fold", "subject"]
     g = windows.groupby(keys, dropna=False, sort=False)
     out = g[cols].mean()
-    out["y"] = g["y"].first()
+    out["label_code"] = g["label_code"].first()
     out = out.reset_index()
-    out["pred"] = out[cols].to_numpy().argmax(1)
+    out["predicted_code"] = out[cols].to_numpy().argmax(1)
     out["window"] = np.arange(len(out))
     return out
 
@@ -562,7 +563,7 @@ def _gpd1_subjects(
     GPD-2 run, with notes (sources read, folds that do not match)."""
     frames, notes = [], []
     for path in _gpd1_sources(args):
-        frames.append(pd.read_csv(path))
+        frames.append(read_predictions(path))
         notes.append(f"GPD-1 out-of-fold predictions read from `{_shown(path)}`")
     if len(own):
         frames.append(own.drop(columns=["protocol"]))
@@ -584,7 +585,7 @@ def _fold_scores(pred: pd.DataFrame) -> pd.DataFrame:
 
     rows = []
     for (config, seed, fold), g in pred.groupby(["config", "seed", "fold"], sort=False):
-        y, yhat = g["y"].to_numpy(), g["pred"].to_numpy()
+        y, yhat = g["label_code"].to_numpy(), g["predicted_code"].to_numpy()
         auc = roc_auc_score(y, g["proba_PD"]) if len(np.unique(y)) == 2 else np.nan
         rows.append(
             dict(
@@ -620,7 +621,7 @@ def _summary_table(
     for config, g in scores.groupby("config", sort=False):
         folds = g.groupby("fold")[list(METRICS)].mean()
         pooled = [
-            balanced_accuracy_score(s["y"], s["pred"])
+            balanced_accuracy_score(s["label_code"], s["predicted_code"])
             for _, s in pred[pred["config"] == config].groupby("seed")
         ]
         fit = steps = "–"
@@ -766,7 +767,7 @@ def render_accuracy(args, notes: list[str], wall: float) -> str:
     if not csv.is_file():
         return "no accuracy rows yet\n"
     rows = pd.read_csv(csv)
-    pred = pd.read_csv(pred_path)
+    pred = read_predictions(pred_path)
     gpd2 = rows["protocol"].str.startswith("GPD-2")
     p2 = pred[pred["protocol"].str.startswith("GPD-2")]
     own_gpd1 = pred[pred["protocol"] == "GPD-1"]

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from _common import RESULTS
 
+from medspt.metrics import read_predictions
 from medspt.stats import compare_subjects
 
 OLD, NEW = "minirocket-oof", "aeon-minirocket"
@@ -35,7 +36,7 @@ def load(protocol: str, tag: str) -> tuple[pd.DataFrame, pd.DataFrame] | None:
     pred = RESULTS / f"baselines_{protocol}_{tag}_predictions.csv.gz"
     if not (csv.is_file() and pred.is_file()):
         return None
-    return pd.read_csv(csv), pd.read_csv(pred)
+    return pd.read_csv(csv), read_predictions(pred)
 
 
 def fold_subjects(pred: pd.DataFrame) -> dict[int, frozenset]:

@@ -36,6 +36,8 @@ from pathlib import Path
 import pandas as pd
 from _common import PAPER_RECIPE, RESULTS, git_revision, machine, study_storage, without_paths
 
+from medspt.metrics import read_predictions
+
 PROTOCOLS = ("GPD-1", "NE-1", "CAM-1")
 
 
@@ -172,7 +174,7 @@ def _baseline_predictions(name: str) -> pd.DataFrame | None:
     files = sorted(RESULTS.glob(f"baselines_{name}*_predictions.csv.gz"))
     if not files:
         return None
-    pred = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
+    pred = pd.concat([read_predictions(f) for f in files], ignore_index=True)
     return pred.drop_duplicates(["config", "seed", "fold", "window"], keep="last")
 
 

@@ -193,7 +193,7 @@ def cmd_predict(a) -> int:
         print(f"{name.replace('_', ' ')} -> {path}")
     from medspt.plots import plot_confusion
 
-    long = pred.confusion.stack().rename("count").reset_index()  # true, predicted, count
+    long = pred.confusion.stack().rename("count").reset_index()  # label, predicted, count
     figure = plot_confusion(
         long, out.with_name(f"{out.stem}.confusion.png"), title=f"{Path(a.data).name}: windows"
     )

@@ -150,7 +150,7 @@ def _frame_report(
     long = confusion_frame(pf, classes)
     confusion = pd.DataFrame(
         long["count"].to_numpy().reshape(K, K),  # rows listed true-major, in class order
-        index=pd.Index(classes, name="true"),
+        index=pd.Index(classes, name="label"),
         columns=pd.Index(classes, name="predicted"),
     )
     per_class = class_report(pf, classes).set_index("class")

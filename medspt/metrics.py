@@ -20,6 +20,7 @@ __all__ = [
     "classification_metrics",
     "confusion_frame",
     "predictions_frame",
+    "read_predictions",
     "subject_predictions",
     "subject_table",
 ]
@@ -82,21 +83,57 @@ def predictions_frame(
 ) -> pd.DataFrame:
     """Window-level out-of-fold predictions of one fit, the layout every medspt table of
     predictions shares: ``keys`` (config, depth, seed, fold), ``window``, ``subject``,
-    ``y``, ``pred`` (argmax of ``proba`` unless given) and one ``proba_<class>`` column
-    per class."""
+    ``label`` and ``predicted`` (class names; ``predicted`` is the argmax of ``proba``
+    unless ``pred`` codes are given), their class codes ``label_code`` and
+    ``predicted_code`` (positions in ``classes``), and one ``proba_<class>`` column per
+    class."""
     proba = np.asarray(proba, dtype=float)
     n = len(proba)
+    codes = np.asarray(y).astype(np.int64)
+    pred_codes = (proba.argmax(1) if pred is None else np.asarray(pred)).astype(np.int64)
+    names = np.asarray([str(c) for c in classes], dtype=object)
     frame = pd.DataFrame(
         {
             **{k: [v] * n for k, v in keys.items()},
             "window": np.asarray(window),
             "subject": np.asarray(subject).astype(str),
-            "y": np.asarray(y),
-            "pred": proba.argmax(1) if pred is None else np.asarray(pred),
+            "label": names[codes] if n else np.asarray([], dtype=object),
+            "predicted": names[pred_codes] if n else np.asarray([], dtype=object),
+            "label_code": codes,
+            "predicted_code": pred_codes,
         }
     )
     probs = pd.DataFrame(proba, columns=[f"proba_{c}" for c in classes])
     return pd.concat([frame, probs], axis=1)
+
+
+def read_predictions(source) -> pd.DataFrame:
+    """A predictions table from a file (``.csv``, ``.csv.gz``) or frame, in today's layout.
+
+    Files written before class names joined the codes hold ``y`` and ``pred`` (codes);
+    they are renamed ``label_code`` and ``predicted_code`` and get ``label`` and
+    ``predicted`` (class names, in the order of the ``proba_<class>`` columns), so stored
+    results read like new ones.
+    """
+    frame = source.copy() if isinstance(source, pd.DataFrame) else pd.read_csv(source)
+    if "y" not in frame.columns:
+        return frame
+    old_label, old_pred = frame.pop("y"), frame.pop("pred")
+    if "label_code" in frame.columns:  # old rows and new ones in one file
+        old_label = frame.pop("label_code").fillna(old_label)
+        old_pred = frame.pop("predicted_code").fillna(old_pred)
+    names = np.asarray(
+        [str(c).removeprefix("proba_") for c in frame.columns if str(c).startswith("proba_")],
+        dtype=object,
+    )
+    label, pred = old_label.to_numpy(dtype=np.int64), old_pred.to_numpy(dtype=np.int64)
+    new = {"label": names[label], "predicted": names[pred]}
+    new |= {"label_code": label, "predicted_code": pred}
+    frame = frame.drop(columns=[c for c in new if c in frame.columns])
+    at = frame.columns.get_loc("subject") + 1 if "subject" in frame.columns else 0
+    for offset, (name, values) in enumerate(new.items()):
+        frame.insert(at + offset, name, values)
+    return frame
 
 
 def subject_table(predictions: pd.DataFrame) -> pd.DataFrame:
@@ -112,14 +149,14 @@ def subject_table(predictions: pd.DataFrame) -> pd.DataFrame:
     keys = _keys(predictions)
     cols = [c for c in predictions.columns if str(c).startswith("proba_")]
     names = np.asarray([str(c).removeprefix("proba_") for c in cols], dtype=object)
-    frame = predictions.assign(right=predictions["pred"] == predictions["y"])
+    frame = predictions.assign(right=predictions["predicted_code"] == predictions["label_code"])
     g = frame.groupby([*keys, "subject"], sort=True, dropna=False)
     out = g.agg(
         fold=("fold", "first"),
         n_windows=("window", "size"),
         n_right=("right", "sum"),
-        labels=("y", "nunique"),
-        code=("y", "first"),
+        labels=("label_code", "nunique"),
+        code=("label_code", "first"),
     )
     out["accuracy"] = out["n_right"] / out["n_windows"]
     mean = g[cols].mean()  # (subjects, K)
@@ -172,7 +209,7 @@ def subject_codes(predictions: pd.DataFrame) -> np.ndarray:
     """One true class code per subject of a predictions frame (subjects whose windows
     carry several labels are left out)."""
     first = predictions.drop_duplicates(["subject", "window"])
-    per = first.groupby("subject")["y"].agg(["nunique", "first"])
+    per = first.groupby("subject")["label_code"].agg(["nunique", "first"])
     return per.loc[per["nunique"] == 1, "first"].to_numpy(dtype=int)
 
 
@@ -184,7 +221,7 @@ def chance_table(
     ``subject_accuracy``)."""
     if metric == "subject_accuracy":
         return chance_levels(subject_codes(predictions), n_classes, metric)
-    y = predictions.drop_duplicates(["subject", "window"])["y"].to_numpy()
+    y = predictions.drop_duplicates(["subject", "window"])["label_code"].to_numpy()
     return chance_levels(y, n_classes, metric)
 
 
@@ -204,20 +241,21 @@ def _fits(predictions: pd.DataFrame, keys: list[str]):
 
 def confusion_frame(predictions: pd.DataFrame, classes) -> pd.DataFrame:
     """Confusion matrices of window-level predictions, one per configuration, depth and
-    seed, in long form: ``true``, ``predicted`` (class names) and ``count`` of windows
+    seed, in long form: ``label`` (the true class), ``predicted`` (class names) and
+    ``count`` of windows
     (sklearn's :func:`~sklearn.metrics.confusion_matrix`, every class pair listed, zeros
     included)."""
     classes = list(classes)
     labels = np.arange(len(classes))
     keys, rows = _keys(predictions), []
     for key, g in _fits(predictions, keys):
-        cm = confusion_matrix(g["y"], g["pred"], labels=labels)  # (K, K), rows = true
+        cm = confusion_matrix(g["label_code"], g["predicted_code"], labels=labels)  # (K, K)
         for i, t in enumerate(classes):
             for j, p in enumerate(classes):
                 rows.append(
-                    {**dict(zip(keys, key)), "true": t, "predicted": p, "count": int(cm[i, j])}
+                    {**dict(zip(keys, key)), "label": t, "predicted": p, "count": int(cm[i, j])}
                 )
-    return pd.DataFrame(rows, columns=[*keys, "true", "predicted", "count"])
+    return pd.DataFrame(rows, columns=[*keys, "label", "predicted", "count"])
 
 
 def class_report(predictions: pd.DataFrame, classes) -> pd.DataFrame:
@@ -229,7 +267,7 @@ def class_report(predictions: pd.DataFrame, classes) -> pd.DataFrame:
     keys, rows = _keys(predictions), []
     for key, g in _fits(predictions, keys):
         p, r, f, s = precision_recall_fscore_support(
-            g["y"], g["pred"], labels=labels, zero_division=0
+            g["label_code"], g["predicted_code"], labels=labels, zero_division=0
         )
         for k, c in enumerate(classes):
             rows.append(

@@ -462,7 +462,7 @@ def figure_confusion(
     ----------
     confusion : DataFrame
         A :func:`medspt.metrics.confusion_frame` (long form: optional ``config``,
-        ``depth``, ``seed``, then ``true``, ``predicted``, ``count``) of one
+        ``depth``, ``seed``, then ``label``, ``predicted``, ``count``) of one
         configuration and depth; counts of several seeds are averaged.
     title : str, optional
         Figure title ("mean over N seeds" is added when seeds were averaged).
@@ -488,12 +488,12 @@ def figure_confusion(
     if confusion is None or not len(confusion):
         raise ValueError("confusion is empty")
     model = _one_model(confusion, "confusion")
-    classes = list(pd.unique(pd.concat([confusion["true"], confusion["predicted"]])))
+    classes = list(pd.unique(pd.concat([confusion["label"], confusion["predicted"]])))
     n_seeds = confusion["seed"].nunique(dropna=False) if "seed" in confusion.columns else 1
     # sum over seeds (and duplicate rows), then divide: seeds missing a pair count as 0
     counts = (
         confusion.pivot_table(
-            index="true", columns="predicted", values="count", aggfunc="sum", fill_value=0
+            index="label", columns="predicted", values="count", aggfunc="sum", fill_value=0
         )
         .reindex(index=classes, columns=classes, fill_value=0)
         .to_numpy(dtype=float)

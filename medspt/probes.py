@@ -47,7 +47,7 @@ from sklearn.preprocessing import SplineTransformer, StandardScaler
 from medspt.core.splits import check_folds
 from medspt.data import WindowSet
 from medspt.errors import InputError
-from medspt.metrics import classification_metrics
+from medspt.metrics import classification_metrics, predictions_frame
 
 __all__ = [
     "PROBES",
@@ -282,24 +282,23 @@ def confound_probes(
     feats = {name: _FEATURES[name](ws) for name in names}
     pairs = _check_folds(ws, folds)
     subjects = np.asarray(ws.groups).astype(str)
-    proba_cols = [f"proba_{c}" for c in ws.classes]
     frames = []
     for name in names:
         for f, (tr, te) in enumerate(pairs):
             proba = _fit_predict(name, feats[name], y, tr, te, k)
-            frame = pd.DataFrame(
-                {
-                    "config": f"probe-{name}",
-                    "depth": np.nan,
-                    "seed": 0,
-                    "fold": f,
-                    "window": te,
-                    "subject": subjects[te],
-                    "y": y[te],
-                    "pred": proba.argmax(1),
-                }
+            frames.append(
+                predictions_frame(
+                    te,
+                    subjects[te],
+                    y[te],
+                    proba,
+                    ws.classes,
+                    config=f"probe-{name}",
+                    depth=np.nan,
+                    seed=0,
+                    fold=f,
+                )  # fmt: skip
             )
-            frames.append(pd.concat([frame, pd.DataFrame(proba, columns=proba_cols)], axis=1))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -321,7 +320,7 @@ def probe_summary(predictions: pd.DataFrame, classes: Sequence) -> pd.DataFrame:
     ----------
     predictions : DataFrame
         From :func:`confound_probes` (any out-of-fold predictions frame with the columns
-        ``config, fold, subject, y, pred`` and ``proba_<class>`` works).
+        ``config, fold, subject, label_code`` and ``proba_<class>`` works).
     classes : sequence
         The class labels, in the order of the codes (``ws.classes``); they name the
         ``proba_<class>`` columns.
@@ -340,7 +339,7 @@ def probe_summary(predictions: pd.DataFrame, classes: Sequence) -> pd.DataFrame:
     """
     classes = list(classes)
     cols = [f"proba_{c}" for c in classes]
-    need = ["config", "fold", "subject", "y", *cols]
+    need = ["config", "fold", "subject", "label_code", *cols]
     missing = [c for c in need if c not in predictions.columns]
     if missing:
         raise InputError(
@@ -349,11 +348,11 @@ def probe_summary(predictions: pd.DataFrame, classes: Sequence) -> pd.DataFrame:
         )
     rows = []
     for config, g in predictions.groupby("config", sort=False):
-        y = g["y"].to_numpy(dtype=np.int64)
+        y = g["label_code"].to_numpy(dtype=np.int64)
         pooled = _metrics(y, g[cols].to_numpy(dtype=float))
         per_fold = pd.Series(
             [
-                _metrics(f["y"].to_numpy(dtype=np.int64), f[cols].to_numpy(dtype=float))[
+                _metrics(f["label_code"].to_numpy(dtype=np.int64), f[cols].to_numpy(dtype=float))[
                     "balanced_accuracy"
                 ]
                 for _, f in g.groupby("fold", sort=True)

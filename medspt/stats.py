@@ -65,8 +65,8 @@ def subject_scores(predictions: pd.DataFrame, metric: str = "balanced_accuracy")
     """
     if metric not in SUBJECT_METRICS:
         raise ValueError(f"metric must be one of {SUBJECT_METRICS}, got {metric!r}")
-    y = predictions["y"].to_numpy()
-    correct = (predictions["pred"].to_numpy() == y).astype(float)
+    y = predictions["label_code"].to_numpy()
+    correct = (predictions["predicted_code"].to_numpy() == y).astype(float)
     subj = predictions["subject"].astype(str).to_numpy()
     if metric == "accuracy":
         w = np.full(len(y), 1.0 / len(y))
@@ -77,7 +77,7 @@ def subject_scores(predictions: pd.DataFrame, metric: str = "balanced_accuracy")
     else:
         cols = _proba_columns(predictions)
         frame = predictions.assign(subject=subj)
-        labels = frame.groupby("subject")["y"].agg(["nunique", "first"])
+        labels = frame.groupby("subject")["label_code"].agg(["nunique", "first"])
         if (labels["nunique"] > 1).any():
             raise ValueError(
                 "subject_accuracy needs one label per subject; these subjects have several: "

@@ -101,15 +101,17 @@ def test_evaluate_runs_scratch_and_spt_on_identical_subject_folds(frame):
     # out-of-fold predictions: every test window once per fit, subjects never in training
     pred = res.predictions
     assert len(pred) == res["n_test"].sum()
-    assert list(pred.columns[:8]) == [
+    assert list(pred.columns[:10]) == [
         "config",
         "depth",
         "seed",
         "fold",
         "window",
         "subject",
-        "y",
-        "pred",
+        "label",
+        "predicted",
+        "label_code",
+        "predicted_code",
     ]
     one = pred[(pred.config == "spt-span") & (pred.depth == 2)]
     assert sorted(one["window"]) == list(range(one["window"].max() + 1))
@@ -119,7 +121,7 @@ def test_evaluate_runs_scratch_and_spt_on_identical_subject_folds(frame):
         sub = sub[sub.fold == row.fold]
         proba = sub.filter(like="proba_").to_numpy()
         np.testing.assert_allclose(proba.sum(1), 1, atol=1e-5)
-        acc = (sub["pred"] == sub["y"]).mean()
+        acc = (sub["predicted_code"] == sub["label_code"]).mean()
         assert acc == pytest.approx(row["accuracy"])
         assert not set(sub["subject"]) & set(row["val_subjects"].split())
     for col in ("accuracy", "balanced_accuracy", "macro_f1", "subject_accuracy", "roc_auc"):

@@ -72,9 +72,9 @@ def test_results_chance_counts_each_window_once_and_subjects_for_subject_accurac
     _, res = evaluated
     pred = res.predictions
     one = pred[(pred["config"] == "scratch") & (pred["seed"] == 0)]
-    share = one["y"].value_counts(normalize=True).max()
+    share = one["label_code"].value_counts(normalize=True).max()
     assert res.chance("accuracy")["majority"] == pytest.approx(share)
-    per_subject = one.groupby("subject")["y"].first().value_counts(normalize=True).max()
+    per_subject = one.groupby("subject")["label_code"].first().value_counts(normalize=True).max()
     assert res.chance("subject_accuracy")["majority"] == pytest.approx(per_subject)
     assert per_subject == pytest.approx(0.5)  # 6 of 12 subjects are "lag"
     table = medspt.summarize(res)
@@ -97,11 +97,11 @@ def test_confusion_and_per_class_equal_sklearn_on_the_oof_predictions(evaluated)
     names = list(res.classes)
     for (config, seed), g in res.predictions.groupby(["config", "seed"]):
         mine = conf[(conf["config"] == config) & (conf["seed"] == seed)]
-        matrix = mine.pivot(index="true", columns="predicted", values="count")
-        expected = confusion_matrix(g["y"], g["pred"], labels=range(len(names)))
+        matrix = mine.pivot(index="label", columns="predicted", values="count")
+        expected = confusion_matrix(g["label_code"], g["predicted_code"], labels=range(len(names)))
         np.testing.assert_array_equal(matrix.loc[names, names].to_numpy(), expected)
         p, r, _, s = precision_recall_fscore_support(
-            g["y"], g["pred"], labels=range(len(names)), zero_division=0
+            g["label_code"], g["predicted_code"], labels=range(len(names)), zero_division=0
         )
         rows = per[(per["config"] == config) & (per["seed"] == seed)].set_index("class")
         np.testing.assert_allclose(rows.loc[names, "recall"], r)
@@ -119,11 +119,11 @@ def test_subject_table_aggregates_exactly_the_subjects_windows(evaluated):
         mine = pred[(pred["config"] == r.config) & (pred["seed"] == r.seed)
                     & (pred["subject"] == r.subject)]  # fmt: skip
         assert r.n_windows == len(mine) and r.fold == mine["fold"].iloc[0]
-        assert r.accuracy == pytest.approx((mine["pred"] == mine["y"]).mean())
+        assert r.accuracy == pytest.approx((mine["predicted_code"] == mine["label_code"]).mean())
         means = mine.filter(like="proba_").mean()
         assert r.predicted == means.idxmax().removeprefix("proba_")
         assert r.probability == pytest.approx(means.max())
-        assert r.label == res.classes[mine["y"].iloc[0]]
+        assert r.label == res.classes[mine["label_code"].iloc[0]]
         assert r.correct == (r.label == r.predicted)
 
 

@@ -48,8 +48,8 @@ def test_windows_become_one_prediction_per_subject_by_their_mean_probability():
             seed=0,
             fold=0,
             subject=["a", "a", "a", "b", "b"],
-            y=[1, 1, 1, 0, 0],
-            pred=[1, 0, 0, 0, 1],
+            label_code=[1, 1, 1, 0, 0],
+            predicted_code=[1, 0, 0, 0, 1],
             proba_control=[0.1, 0.6, 0.6, 0.8, 0.3],
             proba_PD=[0.9, 0.4, 0.4, 0.2, 0.7],
         )
@@ -57,9 +57,9 @@ def test_windows_become_one_prediction_per_subject_by_their_mean_probability():
     s = gpd2.per_subject(w).set_index("subject")
     # a: mean PD 0.567 > 0.5 although two of its three windows said control
     assert s.loc["a", "proba_PD"] == pytest.approx(1.7 / 3)
-    assert s.loc["a", "pred"] == 1 and s.loc["a", "y"] == 1
+    assert s.loc["a", "predicted_code"] == 1 and s.loc["a", "label_code"] == 1
     assert s.loc["b", "proba_PD"] == pytest.approx(0.45)
-    assert s.loc["b", "pred"] == 0
+    assert s.loc["b", "predicted_code"] == 0
     assert len(s) == 2
 
 

@@ -21,6 +21,7 @@ from medspt.metrics import (
     classification_metrics,
     confusion_frame,
     predictions_frame,
+    read_predictions,
     subject_codes,
     subject_predictions,
     subject_table,
@@ -52,30 +53,58 @@ def test_predictions_frame_layout():
         "fold",
         "window",
         "subject",
-        "y",
-        "pred",
+        "label",
+        "predicted",
+        "label_code",
+        "predicted_code",
         *[f"proba_{c}" for c in CLASSES],
     ]
-    assert (f["pred"] == f.filter(like="proba_").to_numpy().argmax(1)).all()
+    assert (f["predicted_code"] == f.filter(like="proba_").to_numpy().argmax(1)).all()
+    # class names beside the codes, one vocabulary with subjects.csv and confusion.csv
+    names = np.asarray(CLASSES, dtype=object)
+    assert (f["label"] == names[f["label_code"]]).all()
+    assert (f["predicted"] == names[f["predicted_code"]]).all()
     assert (f["fold"] == 3).all() and f["window"].iloc[-1] == 118
     given = predictions_frame([0], ["a"], [1], np.array([[0.9, 0.1]]), ["x", "y"], pred=[1])
-    assert given["pred"].iloc[0] == 1  # a given prediction wins over the argmax
+    assert given["predicted_code"].iloc[0] == 1  # a given prediction wins over the argmax
+    assert given["predicted"].iloc[0] == "y" and given["label"].iloc[0] == "y"
+
+
+def test_read_predictions_gives_old_files_todays_columns(tmp_path):
+    new = frame(fold=0)
+    old = new.drop(columns=["label", "predicted"]).rename(
+        columns={"label_code": "y", "predicted_code": "pred"}
+    )
+    old.to_csv(tmp_path / "old.csv.gz", index=False)
+    got = read_predictions(tmp_path / "old.csv.gz")
+    pd.testing.assert_frame_equal(got, new, check_dtype=False)
+    assert read_predictions(new) is not new and read_predictions(new).equals(new)
+    # one file with old rows above new ones (appended later)
+    mixed = pd.concat([old, new], ignore_index=True)
+    got = read_predictions(mixed)
+    assert list(got.columns) == list(new.columns)
+    both = pd.concat([new, new], ignore_index=True)
+    pd.testing.assert_frame_equal(got, both, check_dtype=False)
 
 
 def test_classification_metrics_match_sklearn():
     f = frame()
     proba = f.filter(like="proba_").to_numpy()
-    got = classification_metrics(f["y"].to_numpy(), proba, f["subject"].to_numpy())
-    assert got["accuracy"] == pytest.approx(accuracy_score(f["y"], f["pred"]))
-    assert got["balanced_accuracy"] == pytest.approx(balanced_accuracy_score(f["y"], f["pred"]))
-    assert got["macro_f1"] == pytest.approx(f1_score(f["y"], f["pred"], average="macro"))
+    got = classification_metrics(f["label_code"].to_numpy(), proba, f["subject"].to_numpy())
+    assert got["accuracy"] == pytest.approx(accuracy_score(f["label_code"], f["predicted_code"]))
+    assert got["balanced_accuracy"] == pytest.approx(
+        balanced_accuracy_score(f["label_code"], f["predicted_code"])
+    )
+    assert got["macro_f1"] == pytest.approx(
+        f1_score(f["label_code"], f["predicted_code"], average="macro")
+    )
     assert np.isnan(got["roc_auc"])  # three classes
     assert np.isnan(got["subject_accuracy"])  # s5 has two labels
     one = f[f["subject"] != "s5"]
     p1 = one.filter(like="proba_").to_numpy()
-    got = classification_metrics(one["y"].to_numpy(), p1, one["subject"].to_numpy())
+    got = classification_metrics(one["label_code"].to_numpy(), p1, one["subject"].to_numpy())
     mean = one.groupby("subject")[[f"proba_{c}" for c in CLASSES]].mean()
-    truth = one.groupby("subject")["y"].first()
+    truth = one.groupby("subject")["label_code"].first()
     assert got["subject_accuracy"] == pytest.approx((mean.to_numpy().argmax(1) == truth).mean())
     binary = np.array([[0.8, 0.2], [0.3, 0.7], [0.6, 0.4], [0.1, 0.9]])
     yb = np.array([0, 1, 1, 1])
@@ -99,7 +128,10 @@ def test_subject_table_rows_values_and_names():
     for r in table.itertuples():
         mine = f[(f["config"] == r.config) & (f["subject"] == r.subject)]
         means = mine.filter(like="proba_").mean()
-        assert r.n_windows == len(mine) == 10 and r.n_right == (mine["pred"] == mine["y"]).sum()
+        assert (
+            r.n_windows == len(mine) == 10
+            and r.n_right == (mine["predicted_code"] == mine["label_code"]).sum()
+        )
         assert r.accuracy == pytest.approx(r.n_right / 10)
         assert r.fold == mine["fold"].iloc[0]
         assert r.predicted == means.idxmax().removeprefix("proba_")
@@ -139,7 +171,7 @@ def test_chance_levels_values():
 def test_chance_table_counts_windows_once_and_subjects_with_one_label():
     f = two_fits()  # the same 60 windows predicted by two configurations
     one = f[f["config"] == "scratch"]
-    share = one["y"].value_counts(normalize=True).max()
+    share = one["label_code"].value_counts(normalize=True).max()
     assert chance_table(f, 3, "accuracy")["majority"] == pytest.approx(share)
     assert sorted(subject_codes(f)) == [0, 0, 1, 1, 2]  # s5 (two labels) left out
     assert chance_table(f, 3, "subject_accuracy")["majority"] == pytest.approx(0.4)
@@ -150,19 +182,19 @@ def test_confusion_frame_and_class_report_equal_sklearn_per_fit():
     conf, rep = confusion_frame(f, CLASSES), class_report(f, CLASSES)
     assert len(conf) == 2 * 9 and len(rep) == 2 * 3
     for config, g in f.groupby("config"):
-        c = conf[conf["config"] == config].pivot(index="true", columns="predicted", values="count")
+        c = conf[conf["config"] == config].pivot(index="label", columns="predicted", values="count")
         np.testing.assert_array_equal(
             c.loc[CLASSES, CLASSES].to_numpy(),
-            confusion_matrix(g["y"], g["pred"], labels=[0, 1, 2]),
+            confusion_matrix(g["label_code"], g["predicted_code"], labels=[0, 1, 2]),
         )
         p, r, f1, s = precision_recall_fscore_support(
-            g["y"], g["pred"], labels=[0, 1, 2], zero_division=0
+            g["label_code"], g["predicted_code"], labels=[0, 1, 2], zero_division=0
         )
         mine = rep[rep["config"] == config].set_index("class").loc[CLASSES]
         np.testing.assert_allclose(mine[["precision", "recall", "f1"]].to_numpy().T, [p, r, f1])
         np.testing.assert_array_equal(mine["support"], s)
     bare = f[f["config"] == "scratch"].drop(columns=["config", "depth", "seed"])
-    assert list(confusion_frame(bare, CLASSES).columns) == ["true", "predicted", "count"]
+    assert list(confusion_frame(bare, CLASSES).columns) == ["label", "predicted", "count"]
     assert confusion_frame(bare, CLASSES)["count"].sum() == 60
     assert list(class_report(bare, CLASSES)["class"]) == CLASSES
 
@@ -170,10 +202,10 @@ def test_confusion_frame_and_class_report_equal_sklearn_per_fit():
 def test_rows_without_a_depth_and_classes_nobody_predicted_are_kept():
     # a nested-best row has no depth; class "other" is neither true nor predicted here
     f = two_fits().assign(depth=np.nan)
-    f = f[(f["y"] < 2) & (f["pred"] < 2)]
+    f = f[(f["label_code"] < 2) & (f["predicted_code"] < 2)]
     conf = confusion_frame(f, CLASSES)
     assert len(conf) == 2 * 9 and conf["depth"].isna().all()
-    absent = conf[(conf["true"] == "other") | (conf["predicted"] == "other")]
+    absent = conf[(conf["label"] == "other") | (conf["predicted"] == "other")]
     assert (absent["count"] == 0).all() and conf["count"].sum() == len(f)
     rep = class_report(f, CLASSES)
     assert (
@@ -189,6 +221,6 @@ def test_chance_counts_the_union_of_windows_once():
     # window counts once, not once per configuration
     f = frame(config="a", seed=0, fold=0)
     part = frame(config="b", seed=0, fold=0)
-    f = pd.concat([f, part[part["y"] == 0]], ignore_index=True)
-    share = frame()["y"].value_counts(normalize=True).max()
+    f = pd.concat([f, part[part["label_code"] == 0]], ignore_index=True)
+    share = frame()["label_code"].value_counts(normalize=True).max()
     assert chance_table(f, 3, "accuracy")["majority"] == pytest.approx(share)

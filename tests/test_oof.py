@@ -22,7 +22,7 @@ def test_packed_predictions_round_trip_and_stay_small():
     back = oof.unpack(packed, ws.classes, config="c", seed=1, fold=3)
     want = oof_frame(ws, te, proba, config="c", seed=1, fold=3)
     assert list(back.columns) == list(want.columns)
-    for col in ("config", "seed", "fold", "window", "subject", "y", "pred"):
+    for col in ("config", "seed", "fold", "window", "subject", "label_code", "predicted_code"):
         np.testing.assert_array_equal(back[col].to_numpy(), want[col].to_numpy())
     np.testing.assert_allclose(back.filter(like="proba_"), want.filter(like="proba_"), atol=1e-3)
     plain = {
@@ -35,4 +35,4 @@ def test_packed_predictions_round_trip_and_stay_small():
     # studies written before packing still read
     old = oof.unpack(plain, ws.classes, fold=3)
     np.testing.assert_array_equal(old["window"], want["window"])
-    np.testing.assert_array_equal(old["pred"], np.round(proba, 4).argmax(1))
+    np.testing.assert_array_equal(old["predicted_code"], np.round(proba, 4).argmax(1))

@@ -269,7 +269,7 @@ def _cells(ax) -> np.ndarray:
 
 def test_confusion_cells_are_sklearn_counts_and_row_percentages():
     pred = _predictions(0)
-    cm = confusion_matrix(pred["y"], pred["pred"], labels=[0, 1, 2])
+    cm = confusion_matrix(pred["label_code"], pred["predicted_code"], labels=[0, 1, 2])
     fig = figure_confusion(confusion_frame(pred, CLASSES))
     ax = fig.axes[0]
     cells = _cells(ax)
@@ -292,7 +292,10 @@ def test_confusion_averages_seeds_and_says_so(tmp_path):
     frame = confusion_frame(pred, CLASSES)
     ax = figure_confusion(frame).axes[0]
     mean = np.mean(
-        [confusion_matrix(g["y"], g["pred"], labels=[0, 1, 2]) for _, g in pred.groupby("seed")],
+        [
+            confusion_matrix(g["label_code"], g["predicted_code"], labels=[0, 1, 2])
+            for _, g in pred.groupby("seed")
+        ],
         axis=0,
     )
     counts = np.array([[float(c.split("\n")[0]) for c in row] for row in _cells(ax)])
@@ -339,7 +342,7 @@ def test_subjects_one_panel_per_configuration_and_mixed_labels_left_out(tmp_path
         [_predictions(0, "scratch"), _predictions(0, "spt-span"), _predictions(1, "spt-span")]
     )
     mixed = pred["subject"] == "0"
-    pred.loc[mixed, "y"] = np.arange(mixed.sum()) % 2  # subject 0: two labels
+    pred.loc[mixed, "label_code"] = np.arange(mixed.sum()) % 2  # subject 0: two labels
     subjects = subject_table(pred)
     fig = figure_subjects(subjects)
     panels = [ax for ax in fig.axes if ax.axison]

@@ -51,7 +51,7 @@ def test_scores_and_confusion_agree_with_sklearn_at_every_level(model):
     cm = confusion_matrix(truth, guess, labels=classes)
     np.testing.assert_array_equal(pred.confusion.to_numpy(), cm)
     assert list(pred.confusion.index) == classes == list(pred.confusion.columns)
-    assert (pred.confusion.index.name, pred.confusion.columns.name) == ("true", "predicted")
+    assert (pred.confusion.index.name, pred.confusion.columns.name) == ("label", "predicted")
 
     s = pred.scores
     assert list(s.index) == ["window", "recording", "subject"]
@@ -197,7 +197,7 @@ def test_cli_predict_prints_scores_and_writes_the_tables(model, tmp_path, capsys
     acc = accuracy_score(win["label"], win["predicted"])
     assert scores.loc["window", "accuracy"] == pytest.approx(acc)
     assert f"{acc:.3f}" in text
-    cm = pd.read_csv(tmp_path / "res" / "p.confusion.csv", index_col="true")
+    cm = pd.read_csv(tmp_path / "res" / "p.confusion.csv", index_col="label")
     np.testing.assert_array_equal(
         cm.to_numpy(), confusion_matrix(win["label"], win["predicted"], labels=model.classes_)
     )

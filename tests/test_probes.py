@@ -10,7 +10,18 @@ from medspt.data import WindowSet, from_arrays
 from medspt.errors import InputError
 from medspt.probes import LEAK_MARGIN, confound_probes, probe_summary, probe_warnings
 
-BASE_COLUMNS = ["config", "depth", "seed", "fold", "window", "subject", "y", "pred"]
+BASE_COLUMNS = [
+    "config",
+    "depth",
+    "seed",
+    "fold",
+    "window",
+    "subject",
+    "label",
+    "predicted",
+    "label_code",
+    "predicted_code",
+]
 
 
 def windows(
@@ -135,10 +146,10 @@ def test_predictions_frame_layout():
             assert not set(rows["subject"]) & set(ws.groups[tr].astype(str))
     w = pred["window"].to_numpy()
     assert (pred["subject"].to_numpy() == ws.groups[w].astype(str)).all()
-    assert (pred["y"].to_numpy() == ws.y[w]).all()
+    assert (pred["label_code"].to_numpy() == ws.y[w]).all()
     proba = pred[proba_cols].to_numpy()
     assert np.allclose(proba.sum(axis=1), 1.0) and (proba >= 0).all()
-    assert (pred["pred"].to_numpy() == proba.argmax(1)).all()
+    assert (pred["predicted_code"].to_numpy() == proba.argmax(1)).all()
 
 
 def test_class_missing_from_a_training_fold_gets_zero_probability():
@@ -151,7 +162,7 @@ def test_class_missing_from_a_training_fold_gets_zero_probability():
     # a training fold with one class: the constant model
     one = [(np.flatnonzero((ws.y == 0) & ~test), np.flatnonzero(test))]
     pred = confound_probes(ws, one, probes="channel-means")
-    assert (pred["pred"] == 0).all() and (pred["proba_c0"] == 1).all()
+    assert (pred["predicted_code"] == 0).all() and (pred["proba_c0"] == 1).all()
 
 
 @pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarning")
@@ -183,7 +194,7 @@ def test_position_falls_back_to_start_samples():
     pd.testing.assert_frame_equal(confound_probes(ws, folds, probes="position"), ref)
     ws.fs = None  # start in samples: a uniform-knot spline does not care about units
     got = confound_probes(ws, folds, probes="position")
-    assert np.array_equal(got["pred"], ref["pred"])
+    assert np.array_equal(got["predicted_code"], ref["predicted_code"])
 
 
 # --------------------------------------------------------------------------- summary
@@ -195,7 +206,7 @@ def test_summary_numbers_and_chance_levels():
             "config": ["probe-position"] * 8,
             "fold": [0, 0, 0, 0, 1, 1, 1, 1],
             "subject": list("aabbccdd"),
-            "y": [0, 0, 0, 1, 0, 0, 0, 1],
+            "label_code": [0, 0, 0, 1, 0, 0, 0, 1],
             "proba_x": [0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.2, 0.2],
             "proba_y": [0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.8, 0.8],
         }

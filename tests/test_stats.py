@@ -38,8 +38,8 @@ def _predictions(n_subjects=40, windows=10, n_classes=2, seed=0, p_correct=0.7, 
                     fold=s % 5,
                     window=s * windows + w,
                     subject=f"S{s:02d}",
-                    y=y,
-                    pred=pred,
+                    label_code=y,
+                    predicted_code=pred,
                     **{f"proba_{k}": proba[k] for k in range(n_classes)},
                 )
             )
@@ -51,10 +51,10 @@ def test_subject_scores_sum_to_the_pooled_metric(metric):
     rng = np.random.default_rng(1)
     pred = _predictions(n_subjects=13, windows=7, n_classes=3, p_correct=rng.random(13))
     # unbalanced classes: drop some windows of class 0
-    pred = pred[~((pred["y"] == 0) & (pred["window"] % 3 == 0))]
+    pred = pred[~((pred["label_code"] == 0) & (pred["window"] % 3 == 0))]
     scores = subject_scores(pred, metric)
     want = {"accuracy": accuracy_score, "balanced_accuracy": balanced_accuracy_score}[metric]
-    assert scores.sum() == pytest.approx(want(pred["y"], pred["pred"]))
+    assert scores.sum() == pytest.approx(want(pred["label_code"], pred["predicted_code"]))
     assert len(scores) == pred["subject"].nunique()
 
 
@@ -67,7 +67,7 @@ def test_subject_accuracy_scores_count_subjects_right():
 
 def test_subject_accuracy_refuses_subjects_with_several_labels():
     pred = _predictions(n_subjects=4, windows=4)
-    pred.loc[pred.index[0], "y"] = 1 - pred.loc[pred.index[0], "y"]
+    pred.loc[pred.index[0], "label_code"] = 1 - pred.loc[pred.index[0], "label_code"]
     with pytest.raises(ValueError, match="one label per subject"):
         subject_scores(pred, "subject_accuracy")
 
@@ -86,7 +86,7 @@ def test_a_constant_shift_over_40_subjects_is_significant():
     a = _predictions(p_correct=np.ones(40), windows=10)
     b = a.copy()
     first = b.groupby("subject").head(1).index
-    b.loc[first, "pred"] = 1 - b.loc[first, "y"]
+    b.loc[first, "predicted_code"] = 1 - b.loc[first, "label_code"]
     res = compare_subjects(a, b, "accuracy")
     assert res["diff"] == pytest.approx(0.1)
     assert res["p_value"] < 0.01
@@ -95,9 +95,9 @@ def test_a_constant_shift_over_40_subjects_is_significant():
     # noise of the same size that cancels out is not significant
     c = a.copy()
     half = first[::2]
-    c.loc[half, "pred"] = 1 - c.loc[half, "y"]
+    c.loc[half, "predicted_code"] = 1 - c.loc[half, "label_code"]
     d = a.copy()
-    d.loc[first[1::2], "pred"] = 1 - d.loc[first[1::2], "y"]
+    d.loc[first[1::2], "predicted_code"] = 1 - d.loc[first[1::2], "label_code"]
     assert compare_subjects(c, d, "accuracy")["p_value"] > 0.5
 
 
@@ -162,7 +162,7 @@ def _results(pred_a, pred_b):
                     depth=2,
                     seed=s,
                     fold=f,
-                    balanced_accuracy=balanced_accuracy_score(g["y"], g["pred"]),
+                    balanced_accuracy=balanced_accuracy_score(g["label_code"], g["predicted_code"]),
                 )
             )
     res = Results(rows)
@@ -178,7 +178,8 @@ def test_summarize_tests_over_subjects_and_corrects_for_multiplicity():
     row = table[table["config"] == "spt-span"].iloc[0]
     assert row["test"] == "subjects" and row["n_pairs"] == 40
     assert row["subject_gain"] == pytest.approx(
-        balanced_accuracy_score(b["y"], b["pred"]) - balanced_accuracy_score(a["y"], a["pred"])
+        balanced_accuracy_score(b["label_code"], b["predicted_code"])
+        - balanced_accuracy_score(a["label_code"], a["predicted_code"])
     )
     assert row["p_value"] < 0.001 and row["ci_low"] > 0.15
     # without predictions the test falls back to the 5 folds
@@ -254,10 +255,12 @@ def test_subject_comparison_is_reproducible_and_uses_the_metric_asked_for():
     a = _predictions(n_subjects=30, seed=1)  # over 20 subjects: Monte Carlo p
     b = _predictions(n_subjects=30, seed=2, config="b")
     assert compare_subjects(a, b) == compare_subjects(a, b)
-    a3 = a[~((a["y"] == 0) & (a["window"] % 2 == 0))]  # unbalanced classes
+    a3 = a[~((a["label_code"] == 0) & (a["window"] % 2 == 0))]  # unbalanced classes
     res = compare_subjects(a3, b, "accuracy")
-    assert res["metric_a"] == pytest.approx(accuracy_score(a3["y"], a3["pred"]))
-    assert res["metric_a"] != pytest.approx(balanced_accuracy_score(a3["y"], a3["pred"]))
+    assert res["metric_a"] == pytest.approx(accuracy_score(a3["label_code"], a3["predicted_code"]))
+    assert res["metric_a"] != pytest.approx(
+        balanced_accuracy_score(a3["label_code"], a3["predicted_code"])
+    )
 
 
 def test_gain_comparison_is_the_difference_of_the_two_pooled_gains():
@@ -272,7 +275,7 @@ def test_gain_comparison_is_the_difference_of_the_two_pooled_gains():
 
     def bacc(p):
         p = p[p["subject"] != "S03"]
-        return balanced_accuracy_score(p["y"], p["pred"])
+        return balanced_accuracy_score(p["label_code"], p["predicted_code"])
 
     assert res["gain"] == pytest.approx(bacc(a) - bacc(b))
     assert res["gain_ref"] == pytest.approx(bacc(ra) - bacc(rb))
@@ -284,7 +287,9 @@ def test_equal_gains_give_p_one_and_a_gain_on_every_subject_is_significant():
     a = _predictions(p_correct=np.ones(40), windows=10)
     b = a.copy()
     first = b.groupby("subject").head(1).index
-    b.loc[first, "pred"] = 1 - b.loc[first, "y"]  # b misses one window per subject
+    b.loc[first, "predicted_code"] = (
+        1 - b.loc[first, "label_code"]
+    )  # b misses one window per subject
     same = compare_gains(a, b, a.copy(), b.copy(), "accuracy")
     assert same["diff"] == 0.0 and same["p_value"] == 1.0
     assert same["gain"] == pytest.approx(0.1) == same["gain_ref"]
