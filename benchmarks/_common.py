@@ -12,7 +12,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 RESULTS = REPO_ROOT / "benchmarks" / "results"
 
-from medspt.estimator import PAPER_RECIPE  # noqa: E402,F401  (re-exported for the scripts)
+from medspt.estimator.classifier import PAPER_RECIPE  # noqa: E402,F401  (re-exported for the scripts)
 
 
 def machine() -> dict[str, str]:

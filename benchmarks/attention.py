@@ -10,9 +10,9 @@ accuracy.
 * ``sdpa-math``: the same with torch's explicit kernel (the N × N matrix in memory), where
   it fits in memory;
 * ``hier-torch``, ``hier-numba`` (and ``hier-cuda`` on a GPU):
-  :class:`medspt.attention.HierarchicalAttention` with default settings (levels 3, pool 4,
+  :class:`medspt.nn.attention.HierarchicalAttention` with default settings (levels 3, pool 4,
   topk 4, tile 32) and each index-build implementation;
-* ``index-*``: the index build alone (:func:`medspt.attention.select_partition` on
+* ``index-*``: the index build alone (:func:`medspt.nn.attention.select_partition` on
   precomputed token scores).
 
 Peak memory is the growth of the process's resident memory during the call (Linux
@@ -65,7 +65,7 @@ def _cell(kind: str, n: int, b: int, device: str, repeats: int, threads: int) ->
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    from medspt.attention import HierarchicalAttention, select_partition, token_scores
+    from medspt.nn.attention import HierarchicalAttention, select_partition, token_scores
 
     torch.set_num_threads(threads)
     dev = torch.device(device)
@@ -347,7 +347,7 @@ def run_accuracy(args) -> str:
 
     import medspt
     from medspt.api import fit_fold, subject_folds
-    from medspt.data import make_windows
+    from medspt.data.windowset import make_windows
     from medspt.datasets.gaitpd import load_gaitpd
 
     torch.set_num_threads(args.threads)

@@ -165,12 +165,12 @@ def load_windows(name: str, root: str | None = None):
     if name.lower() == "demo":
         from medspt import make_windows
         from medspt.api import subject_folds
-        from medspt.synthetic import make_demo_frame
+        from medspt.data.synthetic import make_demo_frame
 
         ws = make_windows(make_demo_frame(), window="4s")
         folds = subject_folds(ws.y, ws.groups, n_splits=3)
         desc = (
-            "synthetic demo frame (medspt.synthetic.make_demo_frame) cut into 4 s windows; "
+            "synthetic demo frame (medspt.data.synthetic.make_demo_frame) cut into 4 s windows; "
             "3 subject-wise folds from medspt.api.subject_folds"
         )
         return "demo", ws, folds, desc
@@ -255,7 +255,7 @@ def make_row(
     the run measured (``wall_time_s``, ``pretrain_epochs``, ``finetune_epoch``,
     ``windows_per_s``, ``n_params``; missing ones become NaN).
     """
-    from medspt.metrics import classification_metrics
+    from medspt.estimator.metrics import classification_metrics
 
     if model not in CONFIG_NAMES:
         raise ValueError(f"unknown model {model!r}; choose from {list(MODELS)}")

@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 from _common import RESULTS, git_revision, machine, params_hash, resolved_params_json
 
-from medspt.metrics import read_predictions
+from medspt.estimator.metrics import read_predictions
 
 OUT = RESULTS / "default_model"
 MD = RESULTS / "default_model.md"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 from _common import git_revision, machine
 
-from medspt.cli import main as medspt_main
+from medspt.cli.commands import main as medspt_main
 
 RESULTS = Path(__file__).parent / "results"
 CHANCE = 1 / 3  # three balanced classes (lag / lead / sync)

@@ -33,7 +33,8 @@ allows), whole-token masks and the estimator's default recipe otherwise (patch l
 row per fit and the out-of-fold predictions go to ``results/gpd2_accuracy[_TAG].csv``
 and ``..._predictions.csv`` as they finish (an interrupted run resumes). The summary:
 mean ± std per configuration over folds (seeds averaged within folds first), SPT
-against scratch paired over subjects (``medspt.stats.compare_subjects``: sign-flip test,
+against scratch paired over subjects (``medspt.evaluation.statistics.compare_subjects``:
+sign-flip test,
 bootstrap interval) and over folds, and GPD-1's windowed models on the same folds with
 their windows aggregated per subject (mean PD probability; from the stored out-of-fold
 predictions of ``default_model.py`` and the MiniRocket baseline, or fitted here with
@@ -76,7 +77,7 @@ from _common import (
     without_paths,
 )
 
-from medspt.metrics import read_predictions
+from medspt.estimator.metrics import read_predictions
 
 MARK = "@@GPD2-JSON@@"
 CONFIGS = {
@@ -166,9 +167,9 @@ def _cost_cell(spec: dict) -> dict:
     import torch
 
     from medspt import SPTClassifier
-    from medspt.auto import batch_size_for
     from medspt.core.splits import validation_split
     from medspt.datasets import protocol
+    from medspt.estimator.auto import batch_size_for
 
     torch.set_num_threads(spec["threads"])
     p = protocol(f"GPD-2@{spec['rate']:g}", spec["root"])
@@ -640,7 +641,7 @@ def _summary_table(
 
 def _paired(pairs, scores: pd.DataFrame, pred: pd.DataFrame, metric: str) -> list[str]:
     """Paired comparisons over subjects (and folds), Holm over the table."""
-    from medspt.stats import compare_folds, compare_subjects, holm
+    from medspt.evaluation.statistics import compare_folds, compare_subjects, holm
 
     out = []
     for a, b in pairs:
@@ -689,7 +690,7 @@ def _gpd1_pairs(mine: list[str], theirs: list[str]) -> list[tuple[str, str]]:
 def _gain_lines(p2: pd.DataFrame, g1: pd.DataFrame) -> list[str]:
     """SPT's gain over scratch on whole walks against its gain on GPD-1's windows
     (aggregated per subject), over the subjects both scored (``compare_gains``)."""
-    from medspt.stats import compare_gains
+    from medspt.evaluation.statistics import compare_gains
 
     ref = [c for c in dict.fromkeys(g1["config"]) if c.split(": ")[-1].startswith("spt")]
     ref_scratch = "GPD-1 → subject: scratch"
@@ -816,7 +817,8 @@ def render_accuracy(args, notes: list[str], wall: float) -> str:
                 "",
                 "Paired over subjects: seeds averaged within each subject, sign-flip "
                 "permutation test and 95 % bootstrap interval of the pooled difference "
-                "(`medspt.stats.compare_subjects`); over folds: seeds averaged within "
+                "(`medspt.evaluation.statistics.compare_subjects`); over folds: seeds averaged "
+                "within "
                 "folds, exact sign-flip test (`compare_folds`; 5 folds cannot give p "
                 "below 0.0625).",
                 "",
@@ -882,7 +884,7 @@ def render_accuracy(args, notes: list[str], wall: float) -> str:
                 "aggregated per subject), per subject: (SPT − scratch, whole walks) − "
                 "(SPT − scratch, windows), seeds averaged within each subject and model, "
                 "summed over the subjects all four scored; sign-flip test and 95 % subject "
-                "bootstrap interval (`medspt.stats.compare_gains`).",
+                "bootstrap interval (`medspt.evaluation.statistics.compare_gains`).",
                 "",
                 *gains,
                 "",

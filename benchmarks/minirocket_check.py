@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 from _common import RESULTS
 
-from medspt.metrics import read_predictions
-from medspt.stats import compare_subjects
+from medspt.estimator.metrics import read_predictions
+from medspt.evaluation.statistics import compare_subjects
 
 OLD, NEW = "minirocket-oof", "aeon-minirocket"
 MD = RESULTS / "minirocket_check.md"

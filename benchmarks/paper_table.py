@@ -36,7 +36,7 @@ from pathlib import Path
 import pandas as pd
 from _common import PAPER_RECIPE, RESULTS, git_revision, machine, study_storage, without_paths
 
-from medspt.metrics import read_predictions
+from medspt.estimator.metrics import read_predictions
 
 PROTOCOLS = ("GPD-1", "NE-1", "CAM-1")
 
@@ -332,7 +332,7 @@ def _probe_lines(name: str) -> list[str]:
             f"| {r.config} | {r.balanced_accuracy:.3f} | {r.chance:.3f} | "
             f"{'**yes**' if r.leak else 'no'} |"
         )
-    from medspt.probes import probe_warnings
+    from medspt.evaluation.probes import probe_warnings
 
     return [*lines, "", *[f"**Warning:** {w}" for w in probe_warnings(probes)], ""]
 
@@ -402,9 +402,9 @@ def _summary_lines(name, candidates, baselines, base_pred, metric) -> list[str]:
 
 
 def _summary_row(name, what, versus, r) -> str:
-    from medspt.markdown_tables import format_interval as _ci
-    from medspt.markdown_tables import format_p as _p
-    from medspt.markdown_tables import format_signed as _signed
+    from medspt.evaluation.markdown_tables import format_interval as _ci
+    from medspt.evaluation.markdown_tables import format_p as _p
+    from medspt.evaluation.markdown_tables import format_signed as _signed
 
     subj = r.n_subjects > 0
     return (

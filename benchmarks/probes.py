@@ -1,6 +1,6 @@
 """How far do trivial confounds predict the label? Confound probes on the protocols' folds.
 
-Runs ``medspt.probes.confound_probes`` on the subject-wise folds of GPD-1 and NE-1: a
+Runs ``medspt.evaluation.probes.confound_probes`` on the subject-wise folds of GPD-1 and NE-1: a
 classifier that sees only the window's start position in its recording, and one that
 sees only each channel's mean level. A model's score on a protocol must be read next to
 these: what a probe reaches, a model can reach through the same shortcut.
@@ -29,9 +29,9 @@ PROTOCOLS = ("GPD-1", "NE-1")
 
 def run_protocol(name: str, root: str | None) -> dict:
     """Probe one protocol: its summary rows, warnings and a description, or why not."""
+    from medspt.core.errors import InputError
     from medspt.datasets import protocol
-    from medspt.errors import InputError
-    from medspt.probes import confound_probes, probe_summary, probe_warnings
+    from medspt.evaluation.probes import confound_probes, probe_summary, probe_warnings
 
     try:
         p = protocol(name, root)
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     import sklearn
 
     import medspt
-    from medspt.probes import LEAK_MARGIN, POSITION_KNOTS
+    from medspt.evaluation.probes import LEAK_MARGIN, POSITION_KNOTS
 
     t0 = time.perf_counter()
     results = [run_protocol(name, args.root) for name in args.protocols]
@@ -125,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
         f"python {sys.version.split()[0]}",
         "",
         "What a classifier reaches on each protocol's subject-wise folds when it sees "
-        "nothing but a confound (`medspt.probes.confound_probes`), fitted on each fold's "
+        "nothing but a confound (`medspt.evaluation.probes.confound_probes`), fitted on each "
+        "fold's "
         "training windows and scored on its test windows:",
         "",
         "- **position**: the window's start in its recording (seconds); cubic B-splines on "

@@ -3,7 +3,7 @@
 Does self-pretraining teach proximity (attention to nearby tokens, positions acting as a
 proximity bias) where label-only training does not? For each protocol and depth this
 fits scratch, SPT (span masking) and label-only ALiBi models on one subject-wise fold,
-runs :mod:`medspt.diagnostics` on the fold's *test* windows and writes
+runs :mod:`medspt.evaluation.diagnostics` on the fold's *test* windows and writes
 ``benchmarks/results/proximity.md`` with the figures under
 ``benchmarks/results/proximity/``. When the capacity study of ``paper_table.py`` exists
 in ``--storage``, its per-fold diagnostics (every fold and seed the study has finished)
@@ -60,7 +60,7 @@ def _fit_models(p, depth: int, configs, fold: int, seed: int, params: dict):
 
 def _layer_lines(models: dict, X) -> list[str]:
     """Locality ratio per layer (mean over heads) and positional ρ per layer."""
-    from medspt.diagnostics import attention_profile, positional_score
+    from medspt.evaluation.diagnostics import attention_profile, positional_score
 
     depth = next(iter(models.values())).model_.config.depth
     head = "| model | " + " | ".join(f"L{i + 1}" for i in range(depth)) + " |"
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import medspt
     from medspt.datasets.protocols import protocol
-    from medspt.diagnostics import write_diagnostics
+    from medspt.evaluation.diagnostics import write_diagnostics
 
     warnings.filterwarnings("ignore")
     t0 = time.perf_counter()

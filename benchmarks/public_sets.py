@@ -218,7 +218,7 @@ def minirocket_accuracy(scores: dict, name: str, mode: str, val_idx=None) -> flo
 def run_set(name: str, data: dict, mode: str, seed: int, params: dict, scores: dict) -> dict:
     """Fit medspt on one set and score it; returns the result row."""
     import medspt
-    from medspt.errors import InputError
+    from medspt.core.errors import InputError
 
     X, lens, y = data["X_train"], data["len_train"], data["y_train"].astype(str)
     ids = case_ids("train", len(y))

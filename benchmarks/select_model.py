@@ -28,7 +28,7 @@ The rule, committed before any of its runs:
     test splits are never read. Score: mean held-out accuracy. The multivariate sets stay
     check sets. (As run, the code scored *balanced* accuracy here too, the same for every
     candidate; round 5, declared before its runs, says so.)
-  - ``synthetic``: :func:`medspt.synthetic.make_task` ``"echo"`` (cross-channel timing),
+  - ``synthetic``: :func:`medspt.data.synthetic.make_task` ``"echo"`` (cross-channel timing),
     ``"frequency"`` and ``"shape"`` (at a random position), 16 subjects each (seed 0):
     subjects s00–s11 train, s12–s15 are scored. Score: mean balanced accuracy.
 
@@ -153,7 +153,7 @@ def public_items(_root):
 
 def synthetic_items(_root):
     """The three synthetic tasks: subjects s00-s11 train, s12-s15 scored."""
-    from medspt.synthetic import TASKS, make_task
+    from medspt.data.synthetic import TASKS, make_task
 
     for name in TASKS:
         X, y, g = make_task(name, seed=0)

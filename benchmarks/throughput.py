@@ -1,12 +1,12 @@
 """Training throughput of medspt's Transformer versus tsai's TSTPlus on CPU.
 
 Measures windows per second of one full training step (forward, loss, backward, gradient
-clipping at 1.0, AdamW step), the way the training loop of :mod:`medspt.training` runs it, on
+clipping at 1.0, AdamW step), the way the training loop of :mod:`medspt.nn.training` runs it, on
 synthetic float32 windows of 200 steps x 18 channels (the GPD-1 gait shape):
 
 * medspt classification step (cross-entropy; what fine-tuning and scratch training do),
-* medspt pretraining step (span mask from :func:`medspt.masking.make_mask`, reconstruction,
-  :func:`medspt.training.masked_mse`; the mask is drawn inside the timed step, as in training),
+* medspt pretraining step (span mask from :func:`medspt.nn.masking.make_mask`, reconstruction,
+  :func:`medspt.nn.training.masked_mse`; the mask is drawn inside the timed step, as in training),
 * tsai ``TSTPlus`` classification step with the same depth, width, heads, feed-forward width
   (4 x d_model), dropout, window shape and batch size.
 
@@ -16,7 +16,7 @@ cells of the comparison run in the same subprocess, so both sides share one torc
 medspt is measured once more in the current interpreter for reference.
 
 ``--device cuda`` measures medspt alone on the GPU, through the training loop itself
-(:func:`medspt.training.finetune` / :func:`~medspt.training.pretrain`, windows already on the
+(:func:`medspt.nn.training.finetune` / :func:`~medspt.nn.training.pretrain`, windows already on the
 device), in float32 and with bf16 autocast (``amp``), and counts the host-device
 synchronizations one step adds with ``torch.cuda.set_sync_debug_mode("warn")``. It stops with
 a message when CUDA is not available.
@@ -102,14 +102,14 @@ class Cell:
 
 
 def _import_medspt() -> tuple[ModuleType, ModuleType, ModuleType]:
-    """``medspt.masking``, ``.model``, ``.training`` (from this checkout if not installed)."""
+    """``medspt.nn.masking``, ``.model``, ``.training`` (from this checkout if not installed)."""
     try:
         import medspt  # noqa: F401
     except ImportError:
         sys.path.insert(0, str(REPO_ROOT))
-    masking = importlib.import_module("medspt.masking")
-    model = importlib.import_module("medspt.model")
-    training = importlib.import_module("medspt.training")
+    masking = importlib.import_module("medspt.nn.masking")
+    model = importlib.import_module("medspt.nn.model")
+    training = importlib.import_module("medspt.nn.training")
     return masking, model, training
 
 
@@ -160,7 +160,7 @@ def _build(
         gen = torch.Generator().manual_seed(s.seed)
 
         def loss(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-            # Same call as medspt.training.pretrain with its defaults.
+            # Same call as medspt.nn.training.pretrain with its defaults.
             hidden = masking.make_mask(
                 tuple(x.shape),
                 "span",
@@ -672,7 +672,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         patch_len = args.patch_len
     elif args.embedding == "conv":
         _import_medspt()
-        patch_len = importlib.import_module("medspt.auto").token_stride_for(N_STEPS)
+        patch_len = importlib.import_module("medspt.estimator.auto").token_stride_for(N_STEPS)
     else:
         patch_len = 8
     return Settings(

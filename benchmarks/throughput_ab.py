@@ -7,7 +7,7 @@ shared machine, and CPU speed drifts more than the effect we look for. Here the 
 of training alternate between them, so both sides see the same machine state; the median
 over rounds is reported.
 
-The step is the training loop's own: each round calls ``medspt.training.pretrain`` or
+The step is the training loop's own: each round calls ``medspt.nn.training.pretrain`` or
 ``finetune`` of each revision for one epoch of ``--steps`` batches, on CPU, so what is timed
 is everything a step of the loop does: indexing the batch, drawing the mask inside the step
 (step-level span masks at 0.15, mean span 3: the reference recipe), forward, masked MSE or
@@ -52,8 +52,8 @@ from types import ModuleType
 import torch
 from _common import REPO_ROOT, RESULTS, git_revision, machine
 
-import medspt.model
-import medspt.training
+import medspt.nn.model
+import medspt.nn.training
 from medspt.core.host_syncs import HostSyncCounter, count_host_syncs
 
 N_CHANNELS, N_STEPS, BATCH, PATCH = 18, 200, 64, 8
@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         ref_root = export_revision(args.ref, Path(tmp))
-        new = {"model": medspt.model, "training": medspt.training}
+        new = {"model": medspt.nn.model, "training": medspt.nn.training}
         sides = {"ref": load_revision(ref_root), "new": new}
         syncs = {tag: {k: syncs_per_step(mods, k) for k in KINDS} for tag, mods in sides.items()}
         for tag, by_kind in syncs.items():

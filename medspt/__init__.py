@@ -11,34 +11,35 @@ and commands that need no model start at once.
 
 from typing import TYPE_CHECKING
 
+from medspt import _moved
 from medspt._version import __version__
 from medspt.core.lazy import lazy_exports
 
 if TYPE_CHECKING:  # what the lazy names are, for readers and type checkers
     from medspt.api import comparison_table, evaluate, fit_spt, summarize
+    from medspt.core.errors import InputError, ModelFileError
     from medspt.core.splits import fold_split, subject_folds
-    from medspt.data import WindowSet, from_arrays, make_windows
-    from medspt.errors import InputError, ModelFileError
-    from medspt.estimator import FramePredictions, SPTClassifier
-    from medspt.persistence import load
-    from medspt.versus import compare
+    from medspt.data.windowset import WindowSet, from_arrays, make_windows
+    from medspt.estimator.classifier import FramePredictions, SPTClassifier
+    from medspt.estimator.persistence import load
+    from medspt.evaluation.versus import compare
 
 _EXPORTS = {
-    "SPTClassifier": "medspt.estimator",
-    "FramePredictions": "medspt.estimator",
-    "WindowSet": "medspt.data",
+    "SPTClassifier": "medspt.estimator.classifier",
+    "FramePredictions": "medspt.estimator.classifier",
+    "WindowSet": "medspt.data.windowset",
     "fit_spt": "medspt.api",
     "evaluate": "medspt.api",
-    "compare": "medspt.versus",
+    "compare": "medspt.evaluation.versus",
     "summarize": "medspt.api",
     "comparison_table": "medspt.api",
     "subject_folds": "medspt.core.splits",
     "fold_split": "medspt.core.splits",
-    "make_windows": "medspt.data",
-    "from_arrays": "medspt.data",
-    "load": "medspt.persistence",
-    "InputError": "medspt.errors",
-    "ModelFileError": "medspt.errors",
+    "make_windows": "medspt.data.windowset",
+    "from_arrays": "medspt.data.windowset",
+    "load": "medspt.estimator.persistence",
+    "InputError": "medspt.core.errors",
+    "ModelFileError": "medspt.core.errors",
 }
 __all__ = [
     "__version__",
@@ -59,3 +60,4 @@ __all__ = [
     "ModelFileError",
 ]
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
+_moved.install()  # old module paths (medspt.model, ...) work for one more release

@@ -2,7 +2,7 @@
 
 import sys
 
-from medspt.cli import main
+from medspt.cli.commands import main
 
 if __name__ == "__main__":
     sys.exit(main())

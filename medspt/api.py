@@ -19,21 +19,26 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from medspt.baselines import BASELINES, RocketBaseline, check_baselines, make_baseline
-from medspt.comparisons import COMPARISON_COLUMNS, compare, comparison_table, summarize
-from medspt.configs import CONTROLS, config_params
 from medspt.core.durations import to_samples
+from medspt.core.errors import InputError
 from medspt.core.splits import check_folds, subject_folds
-from medspt.data import WindowSet, WindowSpec, from_arrays, make_windows
-from medspt.errors import InputError
-from medspt.estimator import SPTClassifier
-from medspt.markdown_tables import (
+from medspt.data.windowset import WindowSet, WindowSpec, from_arrays, make_windows
+from medspt.estimator.classifier import SPTClassifier
+from medspt.estimator.metrics import classification_metrics, predictions_frame
+from medspt.evaluation.comparisons import COMPARISON_COLUMNS, compare, comparison_table, summarize
+from medspt.evaluation.configs import CONTROLS, config_params
+from medspt.evaluation.markdown_tables import (
     TABLE_NOTE,
     markdown_comparisons,
     markdown_table,
 )
-from medspt.metrics import classification_metrics, predictions_frame
-from medspt.results import Results
-from medspt.selection import SELECTION_RULE, choose_configuration, nested_best, refit_best
+from medspt.evaluation.results import Results
+from medspt.evaluation.selection import (
+    SELECTION_RULE,
+    choose_configuration,
+    nested_best,
+    refit_best,
+)
 
 __all__ = [
     "COMPARISON_COLUMNS",
@@ -213,7 +218,7 @@ def fit_spt(
     df : DataFrame
         One row per time sample with columns ``subject``, ``label``, optionally
         ``recording`` and ``time`` (seconds), and one numeric column per channel. Arrays
-        ``(X, y, groups)`` or a :class:`~medspt.data.WindowSet` also work via
+        ``(X, y, groups)`` or a :class:`~medspt.data.windowset.WindowSet` also work via
         ``SPTClassifier().fit``.
     label, subject, recording, time : str
         Column names.
@@ -379,7 +384,7 @@ def val_score(clf: SPTClassifier) -> float:
 
 def oof_frame(ws: WindowSet, test_idx: np.ndarray, proba: np.ndarray, **keys) -> pd.DataFrame:
     """Window-level out-of-fold predictions of one fit on ``ws``
-    (:func:`medspt.metrics.predictions_frame`)."""
+    (:func:`medspt.estimator.metrics.predictions_frame`)."""
     te = np.asarray(test_idx)
     return predictions_frame(te, ws.groups[te], ws.y[te], proba, ws.classes, **keys)
 
@@ -433,7 +438,7 @@ def evaluate(
         ``"minirocket"``, ``"multirocket-hydra"``; ``()`` for none). Their rows are named
         after them, with no depth; summaries and comparison tables set the configuration
         chosen by validation subjects against them, paired over subjects
-        (:func:`medspt.versus.versus_baseline`).
+        (:func:`medspt.evaluation.versus.versus_baseline`).
     label, subject, recording, time, channels, fs, window, stride, max_missing, drop_short
         How a DataFrame is read and cut, as in :func:`fit_spt`.
     refit : bool, default=False

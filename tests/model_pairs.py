@@ -3,7 +3,7 @@ check that padding never changes a model's output."""
 
 import torch
 
-from medspt.model import ModelConfig, SPTTransformer
+from medspt.nn.model import ModelConfig, SPTTransformer
 
 
 def same_weights(short: int, long: int, **config) -> tuple[SPTTransformer, SPTTransformer]:

@@ -32,7 +32,7 @@ def demo_study(url: str, name: str, **kw):
 
 
 def cli(*args) -> list[str]:
-    return [sys.executable, "-m", "medspt.cli", "study", *args]
+    return [sys.executable, "-m", "medspt.cli.commands", "study", *args]
 
 
 def env():
@@ -61,7 +61,7 @@ def cli_with_fit_fold_hook(hook: str) -> list[str]:
         + textwrap.indent(hook.strip(), "    ")
         + "\n    return fit_fold(*args, **kwargs)\n"
         "runner.fit_fold = hooked\n"
-        "from medspt.cli import main\n"
+        "from medspt.cli.commands import main\n"
         "sys.exit(main(sys.argv[1:]))\n"
     )
     return [sys.executable, "-c", script]

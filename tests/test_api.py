@@ -6,7 +6,7 @@ from conftest import FAST, subject_frame
 import medspt
 from medspt import FramePredictions, evaluate, fit_spt, subject_folds, summarize
 from medspt.api import config_params
-from medspt.errors import InputError
+from medspt.core.errors import InputError
 
 
 def test_fit_spt_learns_above_chance_on_held_out_subjects():
@@ -164,7 +164,7 @@ def test_subject_accuracy_uses_mean_window_probability():
     proba = np.array([[0.9, 0.1], [0.2, 0.8], [0.3, 0.7], [0.6, 0.4]])
     groups = np.array(["a", "a", "b", "b"])
     y = np.array([0, 0, 1, 1])
-    m = medspt.metrics.classification_metrics(y, proba, groups)
+    m = medspt.estimator.metrics.classification_metrics(y, proba, groups)
     # subject a: mean (0.55, 0.45) -> 0 correct; b: (0.45, 0.55) -> 1 correct
     assert m["subject_accuracy"] == 1.0 and m["accuracy"] == 0.5
 

@@ -1,8 +1,8 @@
 import pytest
 import torch
 
-from medspt.attention import HierarchicalAttention, select_partition, token_scores
-from medspt.model import ATTENTION, FullAttention, ModelConfig, SPTTransformer
+from medspt.nn.attention import HierarchicalAttention, select_partition, token_scores
+from medspt.nn.model import ATTENTION, FullAttention, ModelConfig, SPTTransformer
 
 B, H, N, DH = 2, 2, 37, 8
 

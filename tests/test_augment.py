@@ -5,10 +5,10 @@ import pytest
 import torch
 from conftest import FAST
 
-import medspt.training as training
+import medspt.nn.training as training
 from medspt import SPTClassifier
-from medspt.augment import AUGMENTATIONS, MAX_SHIFT, _beta, augment, check_augment, mixup
-from medspt.errors import InputError
+from medspt.core.errors import InputError
+from medspt.nn.augment import AUGMENTATIONS, MAX_SHIFT, _beta, augment, check_augment, mixup
 
 
 def test_check_augment_accepts_names_lists_and_strings():

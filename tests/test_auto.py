@@ -8,9 +8,9 @@ import pytest
 from conftest import FAST
 
 from medspt import SPTClassifier, fit_spt, load
-from medspt.auto import MAX_TOKENS, MIN_TOKENS, batch_size_for, patch_len_for
-from medspt.data_summary import DataSummary, case_lengths
-from medspt.errors import InputError
+from medspt.core.errors import InputError
+from medspt.data.summary import DataSummary, case_lengths
+from medspt.estimator.auto import MAX_TOKENS, MIN_TOKENS, batch_size_for, patch_len_for
 
 # the patch tokenizer's rules (the conv tokenizer's are in test_conv_tokenizer.py)
 TINY = {k: v for k, v in FAST.items() if k not in ("patch_len", "batch_size")}

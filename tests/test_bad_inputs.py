@@ -216,7 +216,7 @@ def _truncated_model_file(arrays, tmp_path):
 
 
 def _cli(args, capsys):
-    from medspt.cli import main
+    from medspt.cli.commands import main
 
     code = main(args)
     err = capsys.readouterr().err
@@ -264,7 +264,7 @@ OTHER_CASES = {
         "model file .*none.st' does not exist",
     ),
     "resampling to a rate of zero": (
-        lambda tmp, a, c: __import__("medspt.timing", fromlist=["x"]).regularize(
+        lambda tmp, a, c: __import__("medspt.data.timing", fromlist=["x"]).regularize(
             pd.DataFrame({"subject": "a", "time": [0.0, 0.1, 0.2], "x": 1.0}), 0
         ),
         "fs must be a positive sampling rate",

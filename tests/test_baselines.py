@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import baselines as bl  # noqa: E402
 
 from medspt import evaluate  # noqa: E402
-from medspt.metrics import classification_metrics  # noqa: E402
+from medspt.estimator.metrics import classification_metrics  # noqa: E402
 
 
 def _windows(n_sub=10, per=6, C=3, T=24, seed=0):

@@ -9,7 +9,7 @@ from conftest import subject_frame
 
 import medspt
 from medspt import SPTClassifier
-from medspt.cli import main
+from medspt.cli.commands import main
 
 
 def test_fit_then_predict_from_csv(tmp_path, capsys):
@@ -136,7 +136,7 @@ def test_demo_quick_writes_table_and_plot(tmp_path, capsys):
 def test_evaluate_takes_grid_options_not_single_ones():
     # evaluate runs a grid: a single --depth / --seed / --masking must reach the grid (as
     # an abbreviation of --depths / --seeds / --maskings), never be accepted and ignored
-    from medspt.cli import build_parser
+    from medspt.cli.commands import build_parser
 
     a = build_parser().parse_args(
         ["evaluate", "--data", "x.csv", "--depth", "4", "--seed", "3", "--masking", "channel"]
@@ -145,7 +145,7 @@ def test_evaluate_takes_grid_options_not_single_ones():
     assert not any(hasattr(a, k) for k in ("depth", "seed", "random_state", "masking"))
     f = build_parser().parse_args(["fit", "--data", "x.csv", "--depth", "4", "--seed", "3"])
     assert (f.depth, f.random_state, f.masking) == (4, 3, "span")  # --seed is random_state
-    from medspt.cli_args import model_params as _model_params
+    from medspt.cli.args import model_params as _model_params
 
     # the command line's defaults are the estimator's
     assert _model_params(f)["normalize"] == SPTClassifier().normalize == "instance"
@@ -170,8 +170,8 @@ def test_console_script_is_installed():
 
 def test_study_run_passes_normalize_only_when_given():
     # absent by default, so a study started before the option existed resumes unchanged
-    from medspt.cli import build_parser
-    from medspt.cli_args import model_params as _model_params
+    from medspt.cli.args import model_params as _model_params
+    from medspt.cli.commands import build_parser
 
     a = build_parser().parse_args(["study", "run", "--data", "demo", "--d-model", "32"])
     assert _model_params(a) == {"d_model": 32}

@@ -17,11 +17,11 @@ from optuna.trial import TrialState
 import medspt
 from medspt import SPTClassifier, evaluate, fit_spt
 from medspt.api import windows_from
-from medspt.augment import check_augment
-from medspt.cli import build_parser, main
-from medspt.cli_args import DEFAULTS, model_params
-from medspt.cli_messages import cli_hints, command_parser
-from medspt.errors import InputError
+from medspt.cli.args import DEFAULTS, model_params
+from medspt.cli.commands import build_parser, main
+from medspt.cli.messages import cli_hints, command_parser
+from medspt.core.errors import InputError
+from medspt.nn.augment import check_augment
 from medspt.study import load_study_data, make_storage, results_frame, run_study
 
 ESTIMATOR = list(inspect.signature(SPTClassifier.__init__).parameters)[1:]
@@ -262,7 +262,7 @@ def test_cli_warnings_have_no_source_paths(tmp_path, capsys):
     assert "channel(s) ['elapsed'] only ever increase" in warn[0]
     assert warn[0].endswith("drop them or pass --channels a,b")
     assert "not at --fs 25 Hz" in warn[1]
-    assert "medspt.timing.regularize(df, fs=...)" in warn[1]  # Python code stays Python
+    assert "medspt.data.timing.regularize(df, fs=...)" in warn[1]  # Python code stays Python
     assert err[-1] == (
         "medspt fit: error: --window 3.5: use an int (samples) or a string like '10s'"
     )
@@ -344,12 +344,13 @@ def test_study_run_cuts_windows_with_the_data_options(tmp_path, capsys):
 def test_no_library_module_imports_a_command_line_module():
     root = Path(medspt.__file__).parent
     cli = {
-        "medspt.cli",
-        "medspt.cli_args",
-        "medspt.cli_messages",
+        "medspt.cli.commands",
+        "medspt.cli.args",
+        "medspt.cli.messages",
         "medspt.study.cli",
         "medspt.datasets.cli",
         "medspt.__main__",
+        "medspt.cli.__init__",
     }
     offenders = []
     for path in root.rglob("*.py"):
@@ -361,8 +362,8 @@ def test_no_library_module_imports_a_command_line_module():
                 imported |= {f"{node.module}.{a.name}" for a in node.names}
             elif isinstance(node, ast.Import):
                 imported |= {a.name for a in node.names}
-        if module == "medspt.cli_args":
-            assert not imported & {"medspt.cli", "medspt.study.cli"}, imported
+        if module == "medspt.cli.args":
+            assert not imported & {"medspt.cli.commands", "medspt.study.cli"}, imported
         elif module not in cli and imported & cli:
             offenders.append((module, sorted(imported & cli)))
     assert offenders == []

@@ -9,9 +9,10 @@ import pytest
 import torch
 
 from medspt import SPTClassifier, load
-from medspt.auto import mask_run_for, token_stride_for
-from medspt.errors import InputError
-from medspt.model import (
+from medspt.core.errors import InputError
+from medspt.data.synthetic import TASKS, make_task
+from medspt.estimator.auto import mask_run_for, token_stride_for
+from medspt.nn.model import (
     CONV_DILATIONS,
     CONV_KERNEL,
     ModelConfig,
@@ -19,7 +20,6 @@ from medspt.model import (
     SPTTransformer,
     conv_steps,
 )
-from medspt.synthetic import TASKS, make_task
 
 
 def _model(**kw) -> SPTTransformer:

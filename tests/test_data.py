@@ -2,8 +2,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from medspt.data import from_arrays, make_windows
-from medspt.errors import InputError
+from medspt.core.errors import InputError
+from medspt.data.windowset import from_arrays, make_windows
 
 
 def _frame(n=100, labels=None, subjects=("s1",), fs=10.0):

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from conftest import real_dataset
 
+from medspt.core.errors import InputError
 from medspt.datasets.camargo import (
     SUBJECTS,
     camargo_label,
@@ -23,7 +24,6 @@ from medspt.datasets.camargo import (
     load_camargo_subjects,
     read_camargo_table,
 )
-from medspt.errors import InputError
 
 matio = pytest.importorskip("matio")
 

@@ -305,11 +305,11 @@ def test_check_real_noneeg_copy_without_folder(capsys, monkeypatch):
 
 # ------------------------------------------------------------------- a closed output pipe
 
-CLI = [sys.executable, "-m", "medspt.cli"]
+CLI = [sys.executable, "-m", "medspt.cli.commands"]
 
 
 def _run_into_closed_pipe(argv: list[str], lines: int) -> tuple[int, str]:
-    """Run ``python -m medspt.cli ARGV`` with stdout into a real pipe whose reader takes
+    """Run ``python -m medspt.cli.commands ARGV`` with stdout into a real pipe whose reader takes
     ``lines`` lines and closes it (``| head -1`` for 1; 0: closed before the command
     writes anything, so its first write meets the closed pipe). Returns the exit code and
     stderr."""
@@ -348,7 +348,7 @@ def test_closed_pipe_ends_quietly(argv, lines):
 
 def test_closed_pipe_in_a_datasets_command_is_not_an_error(capsys, monkeypatch):
     """The datasets handlers report OSError as one-line errors, but not a closed pipe."""
-    from medspt.cli import main
+    from medspt.cli.commands import main
 
     class ClosedPipe:
         def write(self, text: str) -> int:

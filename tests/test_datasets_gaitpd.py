@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 from conftest import FAST, real_dataset
 
+from medspt.core.errors import InputError
 from medspt.datasets.gaitpd import (
     CHANNELS,
     load_gaitpd,
     load_gaitpd_demographics,
     subject_table,
 )
-from medspt.errors import InputError
 
 # --------------------------------------------------------------------------- synthetic
 
@@ -245,7 +245,7 @@ def test_without_demographics(gaitdir):
 
 
 def test_synthetic_frame_windows(gaitdir):
-    from medspt.data import make_windows
+    from medspt.data.windowset import make_windows
 
     d, lengths, _ = gaitdir
     ws = make_windows(load_gaitpd(d), window=200, stride=100)

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from conftest import real_dataset
 
+from medspt.core.errors import InputError
 from medspt.datasets.noneeg import (
     CLASSES,
     load_noneeg,
@@ -16,7 +17,6 @@ from medspt.datasets.noneeg import (
     read_states,
     subject_table,
 )
-from medspt.errors import InputError
 
 wfdb = pytest.importorskip("wfdb")
 

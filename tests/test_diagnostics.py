@@ -7,8 +7,10 @@ import torch
 from conftest import FAST
 
 from medspt import SPTClassifier
-from medspt.cli import main
-from medspt.diagnostics import (
+from medspt.cli.commands import main
+from medspt.core.errors import InputError
+from medspt.estimator.persistence import load
+from medspt.evaluation.diagnostics import (
     attention_maps,
     attention_profile,
     positional_score,
@@ -17,9 +19,7 @@ from medspt.diagnostics import (
     uniform_distance,
     write_diagnostics,
 )
-from medspt.errors import InputError
-from medspt.model import ModelConfig, SPTTransformer, alibi_bias, alibi_slopes
-from medspt.persistence import load
+from medspt.nn.model import ModelConfig, SPTTransformer, alibi_bias, alibi_slopes
 
 
 def _dist(n):
@@ -264,7 +264,7 @@ def test_bad_inputs_are_named():
 
 
 def _demo_models(tmp_path):
-    from medspt.synthetic import make_demo_frame
+    from medspt.data.synthetic import make_demo_frame
 
     df = make_demo_frame(n_subjects=6)
     path = tmp_path / "demo.csv"

@@ -4,7 +4,7 @@ A page's ```` ```python ```` blocks run in order in one fresh namespace, in a su
 whose working folder is a temporary one (files the examples write land there); its
 ```` ```bash ```` blocks of ``medspt ...`` lines run in the same folder, in page order.
 ``$MEDSPT_DATA`` points at the real data when a local copy is found. A ``medspt ...`` line
-runs ``medspt.cli.main`` (the console script's function) in the page's process, so that
+runs ``medspt.cli.commands.main`` (the console script's function) in the page's process, so that
 medspt is imported once per page.
 
 A block is excluded only by an HTML comment on the line before its fence, so that every
@@ -344,10 +344,11 @@ def _cpu_seconds() -> float:
 
 
 def _medspt_command(argv: list[str]) -> int:
-    """Exit code of ``medspt ARGV``: the console script's own function, ``medspt.cli.main``,
+    """Exit code of ``medspt ARGV``: the console script's own function,
+    ``medspt.cli.commands.main``,
     called in this process (a new interpreter per command would import medspt again,
     several seconds each)."""
-    from medspt.cli import main
+    from medspt.cli.commands import main
 
     try:
         return main(argv)

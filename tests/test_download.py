@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import real_dataset
 
+from medspt.core.errors import InputError
 from medspt.datasets.download import (
     SUMS_NAME,
     ChecksumError,
@@ -28,7 +29,6 @@ from medspt.datasets.download import (
     verify_folder,
 )
 from medspt.datasets.registry import DATASETS, get_info
-from medspt.errors import InputError
 
 
 class RangeHandler(http.server.BaseHTTPRequestHandler):

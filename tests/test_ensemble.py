@@ -6,7 +6,7 @@ import torch
 from conftest import FAST
 
 from medspt import SPTClassifier, load
-from medspt.errors import InputError
+from medspt.core.errors import InputError
 
 
 def test_an_ensemble_of_one_is_its_single_model(arrays):
@@ -43,7 +43,7 @@ def test_an_ensemble_averages_its_members(arrays, tmp_path):
 
 def test_fold_rows_count_the_steps_of_every_member(arrays):
     from medspt.api import fit_fold
-    from medspt.data import from_arrays
+    from medspt.data.windowset import from_arrays
 
     X, y, groups = arrays
     ws = from_arrays(X, y, groups)

@@ -6,7 +6,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from medspt import SPTClassifier
 from medspt.core.splits import validation_split
-from medspt.data import from_arrays
+from medspt.data.windowset import from_arrays
 
 
 def test_fit_predict_shapes_and_classes(arrays):
@@ -50,7 +50,7 @@ def test_normalization_uses_training_data_only(arrays):
 
 
 def test_window_normalization_removes_each_windows_offsets(arrays, tmp_path):
-    from medspt.persistence import load, save_model
+    from medspt.estimator.persistence import load, save_model
 
     X, y, groups = arrays
     X = X.copy()
@@ -77,7 +77,7 @@ def test_window_normalization_removes_each_windows_offsets(arrays, tmp_path):
 
 @pytest.mark.parametrize("bad", ["revin", 1, None])
 def test_bad_normalize_is_named(arrays, bad):
-    from medspt.errors import InputError
+    from medspt.core.errors import InputError
 
     X, y, groups = arrays
     with pytest.raises(
@@ -185,7 +185,7 @@ def test_token_masks_in_pretraining_and_their_errors(arrays, tmp_path):
     path = tmp_path / "m.safetensors"
     clf.save(path)
     from medspt import load
-    from medspt.errors import InputError
+    from medspt.core.errors import InputError
 
     assert load(path).get_params()["mask_unit"] == "token"
     with pytest.raises(InputError, match="mask_unit must be 'step' or 'token'"):

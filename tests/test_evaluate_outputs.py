@@ -10,10 +10,10 @@ from sklearn.metrics import confusion_matrix, f1_score, precision_recall_fscore_
 
 import medspt
 from medspt.api import choose_configuration, markdown_table
-from medspt.cli import main
-from medspt.errors import InputError
-from medspt.metrics import chance_levels, predictions_frame, subject_table
-from medspt.synthetic import make_demo_frame
+from medspt.cli.commands import main
+from medspt.core.errors import InputError
+from medspt.data.synthetic import make_demo_frame
+from medspt.estimator.metrics import chance_levels, predictions_frame, subject_table
 
 TINY = dict(d_model=8, n_heads=2, epochs=2, pretrain_epochs=1, batch_size=64, min_steps=0)
 

@@ -7,10 +7,10 @@ import torch
 from conftest import FAST
 
 from medspt import SPTClassifier
-from medspt.errors import InputError
-from medspt.estimator import ESTIMATOR_RULES, TrainingData
-from medspt.model import MODEL_RULES, ModelConfig, SPTTransformer
-from medspt.params import Rule, check, integer, interval, one_of
+from medspt.core.errors import InputError
+from medspt.core.params import Rule, check, integer, interval, one_of
+from medspt.estimator.classifier import ESTIMATOR_RULES, TrainingData
+from medspt.nn.model import MODEL_RULES, ModelConfig, SPTTransformer
 
 HIER = dict(FAST, patch_len=2, attention="hierarchical", attention_options={"topk": 1, "tile": 2})
 

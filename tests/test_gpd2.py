@@ -12,11 +12,11 @@ from conftest import real_dataset
 from model_pairs import same_weights
 from test_protocols import check_folds, small_gait  # noqa: F401  (small_gait: fixture)
 
+from medspt.core.errors import InputError
 from medspt.datasets.protocols import protocol
-from medspt.errors import InputError
-from medspt.masking import make_mask
-from medspt.model import ModelConfig, SPTTransformer
-from medspt.training import masked_mse
+from medspt.nn.masking import make_mask
+from medspt.nn.model import ModelConfig, SPTTransformer
+from medspt.nn.training import masked_mse
 
 
 def raw_forces(path) -> np.ndarray:

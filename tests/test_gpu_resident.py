@@ -13,15 +13,15 @@ import torch.nn.functional as F
 from conftest import FAST
 
 import medspt
-import medspt.training as training
+import medspt.nn.training as training
 from medspt import SPTClassifier
-from medspt.attention import HierarchicalAttention
-from medspt.augment import AUGMENTATIONS, may_pad
+from medspt.core.errors import InputError
 from medspt.core.host_syncs import count_host_syncs
-from medspt.errors import InputError
-from medspt.masking import STRATEGIES, make_mask
-from medspt.model import ModelConfig, SPTTransformer
-from medspt.training import TrainConfig, finetune, masked_mse, pretrain
+from medspt.nn.attention import HierarchicalAttention
+from medspt.nn.augment import AUGMENTATIONS, may_pad
+from medspt.nn.masking import STRATEGIES, make_mask
+from medspt.nn.model import ModelConfig, SPTTransformer
+from medspt.nn.training import TrainConfig, finetune, masked_mse, pretrain
 
 # ------------------------------------------------------------------------- the counter
 

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from medspt.core.errors import InputError
 from medspt.core.splits import subject_folds, validation_split
-from medspt.data import from_arrays, make_windows
-from medspt.errors import InputError
+from medspt.data.windowset import from_arrays, make_windows
 
 
 def frame(fs=100.0, seconds=6.0, subjects=("s1", "s2"), **extra):
@@ -182,7 +182,7 @@ def test_fs_far_above_the_time_columns_rate_is_refused():
         make_windows(df, window=100, fs=1000)
     msg = str(e.value)
     assert "upsampling 20-fold" in msg and "pass fs=50, or omit fs" in msg
-    assert "medspt.timing.regularize(df, fs=...)" in msg
+    assert "medspt.data.timing.regularize(df, fs=...)" in msg
 
 
 def test_given_fs_with_millisecond_times_names_both_fixes():
@@ -342,7 +342,7 @@ def test_more_folds_than_subjects_are_refused_with_the_fix():
 
 
 def test_regularize_refuses_a_named_complex_channel_and_skips_inferred_ones():
-    from medspt.timing import regularize
+    from medspt.data.timing import regularize
 
     df = frame(z=lambda d: d["x"] + 1j * d["y"])
     with pytest.raises(InputError, match=r"channel 'z' holds complex numbers.*np\.abs"):

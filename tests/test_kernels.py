@@ -5,8 +5,8 @@ with each of them."""
 import pytest
 import torch
 
-from medspt import kernels
-from medspt.attention import HierarchicalAttention, select_partition
+from medspt.nn import kernels
+from medspt.nn.attention import HierarchicalAttention, select_partition
 
 IMPLS = ("torch", "numba", "cuda")
 

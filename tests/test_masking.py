@@ -1,4 +1,4 @@
-"""Tests for medspt.masking: statistics of each strategy, constraints, seeding and validation."""
+"""Tests for medspt.nn.masking: statistics of each strategy, constraints, seeding and validation."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from medspt.errors import InputError
-from medspt.masking import (
+from medspt.core.errors import InputError
+from medspt.nn.masking import (
     MISS_LOG_PROB,
     STRATEGIES,
     _run_lengths,

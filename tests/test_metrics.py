@@ -1,4 +1,4 @@
-"""medspt.metrics on hand-made predictions: values checked against sklearn or by hand."""
+"""medspt.estimator.metrics on hand-made predictions: values checked against sklearn or by hand."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from sklearn.metrics import (
     roc_auc_score,
 )
 
-from medspt.metrics import (
+from medspt.estimator.metrics import (
     chance_levels,
     chance_table,
     class_report,

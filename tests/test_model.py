@@ -1,8 +1,14 @@
 import pytest
 import torch
 
-from medspt.errors import InputError
-from medspt.model import ATTENTION, FullAttention, ModelConfig, SPTTransformer, register_attention
+from medspt.core.errors import InputError
+from medspt.nn.model import (
+    ATTENTION,
+    FullAttention,
+    ModelConfig,
+    SPTTransformer,
+    register_attention,
+)
 
 
 def _model(**kw):

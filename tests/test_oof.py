@@ -5,7 +5,7 @@ import json
 import numpy as np
 
 from medspt.api import oof_frame
-from medspt.data import from_arrays
+from medspt.data.windowset import from_arrays
 from medspt.study import oof
 
 

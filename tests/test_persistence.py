@@ -7,7 +7,7 @@ from conftest import FAST
 
 import medspt
 from medspt import SPTClassifier, fit_spt
-from medspt.errors import ModelFileError
+from medspt.core.errors import ModelFileError
 
 
 def _rewrite_metadata(path, change):
@@ -99,8 +99,8 @@ def test_integer_classes_keep_their_type(arrays, tmp_path):
 def test_model_file_holds_metadata_and_members_without_the_estimator(tmp_path):
     import torch
 
-    from medspt.model import ModelConfig, SPTTransformer
-    from medspt.model_file import FORMAT_VERSION, read_model_file, write_model_file
+    from medspt.estimator.model_file import FORMAT_VERSION, read_model_file, write_model_file
+    from medspt.nn.model import ModelConfig, SPTTransformer
 
     config = ModelConfig(n_channels=2, n_steps=16, n_classes=3, depth=1, d_model=8, n_heads=2)
     members = []
@@ -123,15 +123,22 @@ def test_saving_and_loading_import_in_one_direction():
     import ast
     import importlib
 
-    from medspt import persistence
+    from medspt.estimator import persistence
 
     assert persistence.load is medspt.load
-    names = ["estimator", "persistence", "model_file", "model", "params", "training"]
+    modules = {
+        "estimator": "medspt.estimator.classifier",
+        "persistence": "medspt.estimator.persistence",
+        "model_file": "medspt.estimator.model_file",
+        "model": "medspt.nn.model",
+        "params": "medspt.core.params",
+        "training": "medspt.nn.training",
+    }
     imported = {}
-    for name in names:
-        tree = ast.parse(open(importlib.import_module(f"medspt.{name}").__file__).read())
+    for name, module in modules.items():
+        tree = ast.parse(open(importlib.import_module(module).__file__).read())
         imported[name] = {
-            node.module.removeprefix("medspt.")
+            node.module
             for node in tree.body
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("medspt.")
         }
@@ -142,8 +149,9 @@ def test_saving_and_loading_import_in_one_direction():
             for sub in ast.walk(node)
             if isinstance(sub, (ast.Import, ast.ImportFrom))
         ]
-        assert local == [], f"medspt.{name} imports inside a function"
-    assert "estimator" in imported["persistence"] and "model_file" in imported["estimator"]
+        assert local == [], f"{module} imports inside a function"
+    assert modules["estimator"] in imported["persistence"]
+    assert modules["model_file"] in imported["estimator"]
     for low, high in [("model_file", "estimator"), ("estimator", "persistence")]:
-        assert high not in imported[low]
-    assert not imported["params"] & set(names)
+        assert modules[high] not in imported[low]
+    assert not imported["params"] & set(modules.values())

@@ -10,13 +10,12 @@ import pytest
 from conftest import FAST
 from sklearn.metrics import confusion_matrix
 
-import medspt.plots as plots
+import medspt.evaluation.plots as plots
 from medspt import SPTClassifier
 from medspt.api import summarize
-from medspt.diagnostics import positional_score, profile_from_maps
-from medspt.metrics import confusion_frame, predictions_frame, subject_table
-from medspt.model import ModelConfig, SPTTransformer
-from medspt.plots import (
+from medspt.estimator.metrics import confusion_frame, predictions_frame, subject_table
+from medspt.evaluation.diagnostics import positional_score, profile_from_maps
+from medspt.evaluation.plots import (
     NESTED_LABEL,
     figure_accuracy_vs_depth,
     figure_confusion,
@@ -30,6 +29,7 @@ from medspt.plots import (
     plot_gain_vs_depth,
     plot_subjects,
 )
+from medspt.nn.model import ModelConfig, SPTTransformer
 
 
 @pytest.fixture(autouse=True)

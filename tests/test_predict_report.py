@@ -15,9 +15,9 @@ from sklearn.metrics import (
 )
 
 from medspt import fit_spt
-from medspt.cli import main
-from medspt.data import make_windows
-from medspt.errors import InputError
+from medspt.cli.commands import main
+from medspt.core.errors import InputError
+from medspt.data.windowset import make_windows
 
 FS = 20.0  # subject_frame's sampling rate
 

@@ -1,4 +1,4 @@
-"""Filtering, resampling and EMG envelopes (medspt.preprocess)."""
+"""Filtering, resampling and EMG envelopes (medspt.data.preprocess)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from medspt.errors import InputError
-from medspt.preprocess import (
+from medspt.core.errors import InputError
+from medspt.data.preprocess import (
     DEFAULTS,
     emg_envelope,
     filter_array,

@@ -6,9 +6,9 @@ import pytest
 from conftest import real_dataset
 from sklearn.model_selection import GroupKFold
 
-from medspt.data import WindowSet, from_arrays
-from medspt.errors import InputError
-from medspt.probes import LEAK_MARGIN, confound_probes, probe_summary, probe_warnings
+from medspt.core.errors import InputError
+from medspt.data.windowset import WindowSet, from_arrays
+from medspt.evaluation.probes import LEAK_MARGIN, confound_probes, probe_summary, probe_warnings
 
 BASE_COLUMNS = [
     "config",

@@ -9,9 +9,9 @@ from test_datasets_gaitpd import demo_row, write_demographics, write_recording
 from test_datasets_noneeg import write_subject
 
 import medspt.datasets.protocols as protocols
-from medspt.data import WindowSet
+from medspt.core.errors import InputError
+from medspt.data.windowset import WindowSet
 from medspt.datasets.protocols import Protocol, protocol
-from medspt.errors import InputError
 
 
 def check_folds(p: Protocol, n_folds: int = 5):

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import medspt
-from medspt.cli import COMMANDS, build_parser
+from medspt.cli.commands import COMMANDS, build_parser
 
 HEAVY = ("torch", "sklearn", "numba", "scipy", "mne", "optuna", "aeon", "pandas")
 
@@ -32,7 +32,7 @@ def _loaded_after(code: str) -> set[str]:
     "code",
     [
         "import medspt",
-        "import medspt.cli",
+        "import medspt.cli.commands",
         "from medspt.cli import main\n    try: main(['--help'])\n    except SystemExit: pass",
         "from medspt.cli import main; main(['datasets', 'list'])",
         "from medspt.cli import main; main(['datasets', 'info', 'gaitpd'])",
@@ -61,7 +61,7 @@ def test_lazy_names_are_the_public_api():
         assert getattr(medspt, name) is not None, name
         assert name in dir(medspt)
     from medspt.api import fit_spt
-    from medspt.errors import InputError
+    from medspt.core.errors import InputError
 
     assert medspt.fit_spt is fit_spt and medspt.InputError is InputError
     assert medspt.datasets.protocol.__module__ == "medspt.datasets.protocols"  # a submodule
@@ -70,9 +70,9 @@ def test_lazy_names_are_the_public_api():
 
 
 def test_hierarchical_attention_needs_no_import_of_its_own():
-    # it used to register itself when medspt.attention was imported
+    # it used to register itself when medspt.nn.attention was imported
     out = subprocess.run(
-        [sys.executable, "-c", "from medspt.model import ATTENTION; print(sorted(ATTENTION))"],
+        [sys.executable, "-c", "from medspt.nn.model import ATTENTION; print(sorted(ATTENTION))"],
         capture_output=True,
         text=True,
         check=True,
@@ -94,3 +94,27 @@ def test_every_command_lists_the_same_help_line_built_or_not():
     sub = next(a for a in only_fit._actions if a.dest == "command")
     assert any(a.dest == "d_model" for a in sub.choices["fit"]._actions)
     assert not any(a.dest == "cv" for a in sub.choices["evaluate"]._actions)
+
+
+def test_old_module_paths_import_with_a_deprecation_warning():
+    import importlib
+    import importlib.util
+
+    from medspt._moved import MOVED
+
+    sys.modules.pop("medspt.stats", None)
+    with pytest.warns(DeprecationWarning, match="medspt.stats moved to medspt.evaluation.stat"):
+        old = importlib.import_module("medspt.stats")
+    new = importlib.import_module("medspt.evaluation.statistics")
+    assert old is new and new.__spec__.name == "medspt.evaluation.statistics"
+    from medspt.stats import compare_subjects  # the from-form works as before
+
+    assert compare_subjects is new.compare_subjects
+    # every old path names a module that exists at its new place
+    assert all(importlib.util.find_spec(target) for target in MOVED.values())
+    # the packages that kept their names keep their public names
+    from medspt.data import WindowSet, make_windows
+    from medspt.estimator import SPTClassifier
+
+    assert medspt.make_windows is make_windows and medspt.WindowSet is WindowSet
+    assert medspt.SPTClassifier is SPTClassifier

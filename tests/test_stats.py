@@ -6,7 +6,7 @@ import pytest
 from sklearn.metrics import accuracy_score, balanced_accuracy_score
 
 from medspt.api import Results, comparison_table, summarize
-from medspt.stats import (
+from medspt.evaluation.statistics import (
     bootstrap_ci,
     compare_folds,
     compare_gains,

@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy.exc
 from optuna.trial import TrialState
 
-from medspt.errors import InputError
+from medspt.core.errors import InputError
 from medspt.study.storage import (
     GRACE_BEATS,
     MAX_RETRY,

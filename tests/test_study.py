@@ -24,7 +24,7 @@ from study_helpers import demo_study as _demo_study
 from study_helpers import env as _env
 
 from medspt.api import comparison_table, summarize
-from medspt.errors import InputError
+from medspt.core.errors import InputError
 from medspt.study import (
     load_study_data,
     make_storage,

@@ -22,7 +22,7 @@ from study_helpers import (
     env,
 )
 
-from medspt.errors import InputError
+from medspt.core.errors import InputError
 from medspt.study import make_storage
 from medspt.study.dashboard import free_port
 

@@ -7,7 +7,7 @@ import pytest
 
 import medspt
 from medspt.api import choose_configuration
-from medspt.cli import main
+from medspt.cli.commands import main
 from medspt.study import run_study
 from medspt.study.report import results_frame, write_report
 

@@ -5,9 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from medspt.data import make_windows
-from medspt.errors import InputError
-from medspt.timing import check_timing, regularize
+from medspt.core.errors import InputError
+from medspt.data.timing import check_timing, regularize
+from medspt.data.windowset import make_windows
 
 
 def _signal(t):

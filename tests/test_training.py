@@ -1,8 +1,8 @@
 import numpy as np
 import torch
 
-from medspt.model import ModelConfig, SPTTransformer
-from medspt.training import TrainConfig, _warmup_cosine, finetune, masked_mse, pretrain
+from medspt.nn.model import ModelConfig, SPTTransformer
+from medspt.nn.training import TrainConfig, _warmup_cosine, finetune, masked_mse, pretrain
 
 
 def test_masked_mse_counts_only_hidden_observed_entries():
@@ -104,7 +104,7 @@ def test_default_monitor_is_balanced_accuracy_with_loss_tiebreak():
 
 
 def test_without_validation_the_kept_epoch_is_the_last_one():
-    from medspt.training import _fit_loop
+    from medspt.nn.training import _fit_loop
 
     model = torch.nn.Linear(2, 1)
     losses = iter([3.0, 1.0, 2.0, 5.0])  # lowest training loss in epoch 2
@@ -120,7 +120,7 @@ def test_without_validation_the_kept_epoch_is_the_last_one():
 
 
 def test_parameter_groups_for_decay_and_the_encoder_learning_rate():
-    from medspt.training import _param_groups
+    from medspt.nn.training import _param_groups
 
     cfg = ModelConfig(n_channels=2, n_steps=16, n_classes=2, d_model=8, n_heads=2, patch_len=4)
     model = SPTTransformer(cfg)

@@ -8,9 +8,9 @@ from conftest import FAST, real_dataset, subject_frame
 
 import medspt
 from medspt import SPTClassifier
-from medspt.attention import HierarchicalAttention
-from medspt.errors import InputError
-from medspt.model import FullAttention
+from medspt.core.errors import InputError
+from medspt.nn.attention import HierarchicalAttention
+from medspt.nn.model import FullAttention
 
 HIER = dict(FAST, patch_len=2, attention="hierarchical", attention_options={"topk": 1, "tile": 2})
 
@@ -84,7 +84,7 @@ def test_fit_spt_and_cli_take_the_hierarchical_options(tmp_path):
     clf = medspt.fit_spt(df, window="2s", **HIER, recover_epochs=1)
     assert clf.attention_ == "full" and len(clf.history_["recover"]) == 1
 
-    from medspt.cli import main
+    from medspt.cli.commands import main
 
     data = tmp_path / "rec.csv"
     df.to_csv(data, index=False)

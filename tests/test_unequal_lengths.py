@@ -8,9 +8,9 @@ import torch
 from model_pairs import same_weights
 
 from medspt import fit_spt, load
-from medspt.errors import InputError
-from medspt.masking import make_mask
-from medspt.training import masked_mse
+from medspt.core.errors import InputError
+from medspt.nn.masking import make_mask
+from medspt.nn.training import masked_mse
 
 
 def _pair(attention, options, pooling, positional, short=40, long=96):
@@ -150,7 +150,7 @@ def test_case_with_too_many_missing_values_is_dropped_with_a_warning():
     df = vowels_frame(n_speakers=3, cases=3)
     chans = [f"ch{i}" for i in range(12)]
     df.loc[df["recording"] == "s1-1", chans[:8]] = np.nan
-    from medspt.data import make_windows
+    from medspt.data.windowset import make_windows
 
     with pytest.warns(UserWarning, match="recording 's1-1': 67% of its values are missing"):
         ws = make_windows(df, window=None, max_missing=0.5)
@@ -158,7 +158,7 @@ def test_case_with_too_many_missing_values_is_dropped_with_a_warning():
 
 
 def test_cli_fits_whole_recordings_with_window_none(tmp_path, capsys):
-    from medspt.cli import main
+    from medspt.cli.commands import main
 
     data = tmp_path / "vowels.csv"
     vowels_frame(n_speakers=4, cases=6).to_csv(data, index=False)

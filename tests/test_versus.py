@@ -1,5 +1,5 @@
 """Baselines beside every result: evaluate's baseline rows, the validation-chosen medspt
-side, the paired answer (medspt.versus), compare(), the command line and the figure."""
+side, the paired answer (medspt.evaluation.versus), compare(), the command line and the figure."""
 
 import matplotlib
 import numpy as np
@@ -11,12 +11,12 @@ import medspt
 from medspt import InputError, comparison_table, evaluate, summarize
 from medspt.api import fit_baseline_fold
 from medspt.baselines import MiniRocket
-from medspt.choice import NESTED, chosen_rows
-from medspt.cli import main
-from medspt.plots import figure_accuracy_vs_depth
-from medspt.results import config_predictions
-from medspt.stats import compare_subjects
-from medspt.versus import _prefer, versus_baseline, versus_markdown
+from medspt.cli.commands import main
+from medspt.evaluation.choice import NESTED, chosen_rows
+from medspt.evaluation.plots import figure_accuracy_vs_depth
+from medspt.evaluation.results import config_predictions
+from medspt.evaluation.statistics import compare_subjects
+from medspt.evaluation.versus import _prefer, versus_baseline, versus_markdown
 
 matplotlib.use("Agg")
 

@@ -10,10 +10,10 @@ import torch
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from medspt.data import make_windows
-from medspt.errors import InputError
-from medspt.model import ModelConfig, SPTTransformer
-from medspt.timing import regularize
+from medspt.core.errors import InputError
+from medspt.data.timing import regularize
+from medspt.data.windowset import make_windows
+from medspt.nn.model import ModelConfig, SPTTransformer
 
 SETTINGS = settings(
     max_examples=60, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]

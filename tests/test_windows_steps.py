@@ -1,5 +1,5 @@
-"""Each step of make_windows on its own (medspt.windowing), and the column and rate checks
-it shares with filtering and resampling (medspt.channels, medspt.sampling)."""
+"""Each step of make_windows on its own (medspt.data.windowing), and the column and rate checks
+it shares with filtering and resampling (medspt.data.channels, medspt.data.sampling)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from medspt.channels import (
+from medspt.core.errors import InputError
+from medspt.data.channels import (
     check_column,
     classify_columns,
     clock_like_channels,
@@ -17,10 +18,8 @@ from medspt.channels import (
     text_problem,
     validate_channels,
 )
-from medspt.data import make_windows
-from medspt.errors import InputError
-from medspt.sampling import check_fs, check_given_fs, infer_fs, median_step
-from medspt.windowing import (
+from medspt.data.sampling import check_fs, check_given_fs, infer_fs, median_step
+from medspt.data.windowing import (
     Cases,
     Keys,
     check_length,
@@ -39,6 +38,7 @@ from medspt.windowing import (
     window_samples,
     window_starts,
 )
+from medspt.data.windowset import make_windows
 
 
 def frame(n=100, fs=100.0, subjects=("s1", "s2"), labels=("a",), recording=True, seed=0):

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from medspt.baselines._base import RocketBaseline
 from medspt.baselines.minirocket import MiniRocket
 from medspt.baselines.multirocket_hydra import MultiRocketHydra
-from medspt.errors import InputError
+from medspt.core.errors import InputError
 
 __all__ = ["BASELINES", "MiniRocket", "MultiRocketHydra", "RocketBaseline", "check_baselines",
            "make_baseline"]  # fmt: skip

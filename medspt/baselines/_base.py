@@ -40,8 +40,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
+from medspt.core.errors import InputError
 from medspt.core.stats import channel_stats
-from medspt.errors import InputError
 
 __all__ = ["RocketBaseline", "fill_missing", "kept_thread_counts", "scores_to_proba"]
 

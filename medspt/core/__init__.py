@@ -11,7 +11,7 @@
 - :mod:`medspt.core.host_syncs`: counting the calls that make the host wait for a GPU.
 
 Modules here import only the standard library, numpy, pandas, scikit-learn (torch for
-:mod:`~medspt.core.host_syncs`) and :mod:`medspt.errors`; everything else in medspt (data,
+:mod:`~medspt.core.host_syncs`) and :mod:`medspt.core.errors`; everything else in medspt (data,
 estimator, API, studies, command line, benchmarks) may import them. A test of the import
 graph keeps it that way.
 """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from medspt.errors import InputError
+from medspt.core.errors import InputError
 
 __all__ = ["to_samples"]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.model_selection import GroupShuffleSplit, StratifiedGroupKFold
 
-from medspt.errors import InputError
+from medspt.core.errors import InputError
 
 __all__ = ["FoldSplit", "subject_folds", "check_folds", "validation_split", "fold_split"]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from medspt.errors import InputError
+from medspt.core.errors import InputError
 
 __all__ = ["read_table"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from medspt.errors import InputError
+from medspt.core.errors import InputError
 
 ENV_VAR = "MEDSPT_DATA"
 _REPO = Path(__file__).resolve().parents[2]

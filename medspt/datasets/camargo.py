@@ -49,8 +49,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from medspt.errors import InputError
-from medspt.preprocess import emg_envelope, resample_array
+from medspt.core.errors import InputError
+from medspt.data.preprocess import emg_envelope, resample_array
 
 __all__ = [
     "load_camargo",
@@ -539,8 +539,8 @@ def load_camargo(
 
     Each trial's sensors are brought to the common rate ``fs`` and aligned on their
     ``Header`` time: a sensor recorded faster is resampled with an anti-aliasing filter
-    (:func:`medspt.preprocess.resample_array`); EMG is first turned into its linear
-    envelope at its own rate (:func:`medspt.preprocess.emg_envelope`). The rows of a
+    (:func:`medspt.data.preprocess.resample_array`); EMG is first turned into its linear
+    envelope at its own rate (:func:`medspt.data.preprocess.emg_envelope`). The rows of a
     trial cover the time span that all its sensors and its labels share, on the grid
     ``start + k / fs``. Labels come from the ``conditions`` file, taking the label
     sample nearest in time, mapped to classes as in the module table.
@@ -567,7 +567,7 @@ def load_camargo(
         resample. ``"raw"``: resample the raw EMG (everything above fs/2 is removed by the
         anti-aliasing filter, i.e. most of the EMG spectrum at 200 Hz).
     emg_band, emg_lowpass
-        Envelope settings (see :func:`medspt.preprocess.emg_envelope`).
+        Envelope settings (see :func:`medspt.data.preprocess.emg_envelope`).
     columns : mapping, optional
         Columns to keep per sensor, e.g. ``{"imu": ["shank_Accel_X", ...]}``; default: all
         numeric columns of each table.

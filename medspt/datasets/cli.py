@@ -3,7 +3,7 @@
 :func:`add_datasets_parser` adds the ``datasets`` command to an argparse sub-parser set;
 every handler returns an exit code (0 OK, 1 a check found problems, 2 an error reported as
 one line on stderr) and never raises for user mistakes or network failures. A closed
-output pipe (``| head``) is left to :func:`medspt.cli.main`, which ends quietly.
+output pipe (``| head``) is left to :func:`medspt.cli.commands.main`, which ends quietly.
 
 No command needs a folder argument: ``download`` and ``check`` default to the dataset's
 folder under ``$MEDSPT_DATA`` (without it, the repository's ``datasets/`` folder, where
@@ -19,6 +19,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from medspt.core.errors import InputError
 from medspt.datasets import _paths
 from medspt.datasets.download import (
     SUMS_NAME,
@@ -28,7 +29,6 @@ from medspt.datasets.download import (
     verify_folder,
 )
 from medspt.datasets.registry import DATASETS, DatasetInfo, get_info
-from medspt.errors import InputError
 
 _WIDTH = 100
 _MAX_LISTED = 20

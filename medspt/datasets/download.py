@@ -37,9 +37,9 @@ from urllib.parse import quote
 from tqdm.auto import tqdm
 
 from medspt._version import __version__
+from medspt.core.errors import InputError
 from medspt.datasets import _paths
 from medspt.datasets.registry import DatasetInfo, get_info
-from medspt.errors import InputError
 
 SUMS_NAME = "SHA256SUMS.txt"
 CHUNK = 1 << 20

@@ -9,7 +9,7 @@ patient, ``Co`` = control. ``demographics.txt`` (tab-separated) holds one row pe
 subject: study, group (1 = PD, 2 = control), gender (1 = male, 2 = female), age, height,
 weight, Hoehn & Yahr stage, UPDRS, UPDRS motor part, Timed Up And Go, gait speed per walk.
 
-:func:`load_gaitpd` returns the long DataFrame of :mod:`medspt.data` (one row per sample)
+:func:`load_gaitpd` returns the long DataFrame of :mod:`medspt.data.windowset` (one row per sample)
 with the per-subject table in ``df.attrs["subjects"]`` (see :func:`subject_table`);
 :func:`load_gaitpd_demographics` returns the cleaned demographics table on its own.
 
@@ -35,8 +35,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from medspt.core.errors import InputError
 from medspt.datasets._paths import resolve_root
-from medspt.errors import InputError
 
 __all__ = [
     "CHANNELS",

@@ -12,7 +12,7 @@ wearing a wrist device. Two WFDB records per subject:
 * ``SubjectN_SpO2HR``: ``SpO2`` (%) and ``hr`` (bpm) at 1 Hz, about 6 s longer, no
   annotations. Both records start at t = 0.
 
-:func:`load_noneeg` returns the long DataFrame of :mod:`medspt.data` with subject
+:func:`load_noneeg` returns the long DataFrame of :mod:`medspt.data.windowset` with subject
 metadata (``subjectinfo.csv``) in ``df.attrs["subjects"]``.
 
 Every subject went through the phases in the same order, so a window's position in the
@@ -30,9 +30,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from medspt.core.errors import InputError
 from medspt.datasets._paths import resolve_root
 from medspt.datasets.gaitpd import subject_table, table_to_attrs
-from medspt.errors import InputError
 
 __all__ = [
     "CLASSES",

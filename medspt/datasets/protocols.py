@@ -1,7 +1,7 @@
 """Fixed evaluation protocols, so that every benchmark cuts, labels and splits the same way.
 
 ``protocol("GPD-1")``, ``protocol("GPD-2")`` and ``protocol("NE-1")`` return a
-:class:`Protocol`: the windows (a :class:`~medspt.data.WindowSet`; for GPD-2 one whole
+:class:`Protocol`: the windows (a :class:`~medspt.data.windowset.WindowSet`; for GPD-2 one whole
 walk per case), the subject-wise folds, the metrics to report and a description.
 Normalization is *not* done here: estimators standardize per channel with
 statistics from each training fold only.
@@ -13,8 +13,8 @@ GPD-1 (Parkinson's disease vs control, gaitpdb walk 01)
     ``["control", "PD"]`` (PD = 1); 5-fold ``StratifiedGroupKFold(shuffle=True,
     random_state=0)`` by subject over the windows ordered by file name, then time.
     Expected: 3,481 windows of (18, 200), control 1,465, PD 2,016. The windows are cut
-    by the same steps as :func:`~medspt.data.make_windows` uses
-    (:func:`~medspt.windowing.window_starts`, :func:`~medspt.windowing.cut_windows`),
+    by the same steps as :func:`~medspt.data.windowset.make_windows` uses
+    (:func:`~medspt.data.windowing.window_starts`, :func:`~medspt.data.windowing.cut_windows`),
     called directly on the block means: make_windows would resample with an
     anti-aliasing filter, not average blocks.
 
@@ -44,7 +44,7 @@ CAM-1 (locomotion modes, Camargo et al. 2021)
     Needs the Camargo signals through ``medspt.datasets.camargo.load_camargo``: windows
     of 1 s with stride 0.25 s at 200 Hz, transitions dropped, ``GroupKFold(5)`` by subject.
 
-NE-1 and CAM-1 cut their windows with :func:`~medspt.data.make_windows`.
+NE-1 and CAM-1 cut their windows with :func:`~medspt.data.windowset.make_windows`.
 
 ``windows.meta`` keeps ``subject``, ``recording``, ``start``/``stop`` (sample indices on
 the protocol's time base) and ``start_time``; position in a recording can leak the label
@@ -63,7 +63,9 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import GroupKFold, StratifiedGroupKFold
 
-from medspt.data import WindowSet, make_windows
+from medspt.core.errors import InputError
+from medspt.data.windowing import cut_windows, pad_cases, window_meta, window_starts
+from medspt.data.windowset import WindowSet, make_windows
 from medspt.datasets._paths import resolve_root
 from medspt.datasets.camargo import load_camargo
 from medspt.datasets.gaitpd import CHANNELS as GAITPD_CHANNELS
@@ -71,8 +73,6 @@ from medspt.datasets.gaitpd import plan_walks, read_recording
 from medspt.datasets.noneeg import CLASSES as NONEEG_CLASSES
 from medspt.datasets.noneeg import SIGNALS as NONEEG_SIGNALS
 from medspt.datasets.noneeg import load_noneeg
-from medspt.errors import InputError
-from medspt.windowing import cut_windows, pad_cases, window_meta, window_starts
 
 __all__ = ["Protocol", "PROTOCOLS", "protocol"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from medspt.errors import InputError
+from medspt.core.errors import InputError
 
 PHYSIONET_CITATION = (
     "Goldberger AL, Amaral LAN, Glass L, Hausdorff JM, Ivanov PCh, Mark RG, Mietus JE, "

@@ -10,7 +10,7 @@ import argparse
 import warnings
 from pathlib import Path
 
-from medspt.cli_args import (
+from medspt.cli.args import (
     add_baseline_args,
     add_data_args,
     add_grid_args,
@@ -18,9 +18,9 @@ from medspt.cli_args import (
     data_kwargs,
     model_params,
 )
+from medspt.core.errors import InputError
 from medspt.core.urls import redact
-from medspt.errors import InputError
-from medspt.masking import STRATEGIES
+from medspt.nn.masking import STRATEGIES
 
 DEFAULT_STORAGE = "sqlite:///medspt.db"
 _STORAGE_HELP = (
@@ -111,7 +111,7 @@ def cmd_report(a) -> int:
 
 
 def cmd_refit(a) -> int:
-    from medspt.plots import plot_history
+    from medspt.evaluation.plots import plot_history
     from medspt.study.refit import refit_study
 
     _quiet_optuna(False)

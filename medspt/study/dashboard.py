@@ -7,8 +7,8 @@ import socket
 import optuna
 import plotly.graph_objects as go
 
+from medspt.core.errors import InputError
 from medspt.core.urls import redact
-from medspt.errors import InputError
 from medspt.study.note import capacity_note
 from medspt.study.report import capacity_table, results_frame
 from medspt.study.storage import make_storage

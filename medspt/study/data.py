@@ -11,12 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from medspt.api import DATA_DEFAULTS, windows_from
+from medspt.core.errors import InputError
 from medspt.core.splits import check_folds, subject_folds
 from medspt.core.tables import read_table
-from medspt.data import WindowSet, WindowSpec
+from medspt.data.synthetic import make_demo_frame
+from medspt.data.windowset import WindowSet, WindowSpec
 from medspt.datasets.protocols import protocol as load_protocol
-from medspt.errors import InputError
-from medspt.synthetic import make_demo_frame
 
 __all__ = ["DATA_OPTIONS", "data_spec", "load_study_data"]
 
@@ -69,7 +69,7 @@ def load_study_data(
     spec: dict, data=None, with_spec: bool = False
 ) -> tuple[WindowSet, list] | tuple[WindowSet, list, WindowSpec | None]:
     """Windows and subject-wise folds a study's data spec describes; ``with_spec``: also
-    how a DataFrame was cut (a :class:`~medspt.data.WindowSpec`, None for protocols), so
+    how a DataFrame was cut (a :class:`~medspt.data.windowset.WindowSpec`, None for protocols), so
     a model refitted on them predicts new recordings cut the same way."""
     kind = spec["kind"]
     if kind == "protocol":

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import optuna
 
-from medspt.configs import config_params
+from medspt.evaluation.configs import config_params
 
 __all__ = [
     "Cell",

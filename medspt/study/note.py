@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from medspt.markdown_tables import markdown_table
+from medspt.evaluation.markdown_tables import markdown_table
 from medspt.study.grid import study_cells
 
 __all__ = ["capacity_note"]

@@ -17,7 +17,7 @@ import io
 import numpy as np
 import pandas as pd
 
-from medspt.metrics import predictions_frame
+from medspt.estimator.metrics import predictions_frame
 
 __all__ = ["pack", "unpack"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import optuna
 import pandas as pd
 
-from medspt.errors import InputError
-from medspt.estimator import SPTClassifier
-from medspt.selection import choose_configuration, refit_best
+from medspt.core.errors import InputError
+from medspt.estimator.classifier import SPTClassifier
+from medspt.evaluation.selection import choose_configuration, refit_best
 from medspt.study.data import load_study_data
 from medspt.study.report import results_frame
 
@@ -33,7 +33,8 @@ def refit_study(
     """Fit the configuration of ``study`` with the best validation score on all subjects.
 
     The choice uses only the validation subjects held out inside each fold's training
-    part (:func:`medspt.selection.choose_configuration`); the study's data are loaded as its
+    part (:func:`medspt.evaluation.selection.choose_configuration`); the study's data are
+    loaded as its
     workers load them. The model's ``evaluation_`` (saved in its file) records the
     choice, every candidate's validation score, the chosen configuration's
     cross-validated score, the nested estimate and the chance levels.

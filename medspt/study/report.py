@@ -11,17 +11,17 @@ import pandas as pd
 from optuna.trial import TrialState
 
 from medspt.baselines import BASELINES
-from medspt.comparisons import comparison_table, summarize
-from medspt.errors import InputError
-from medspt.markdown_tables import TABLE_NOTE, markdown_comparisons, markdown_table
-from medspt.plots import plot_accuracy_vs_depth, plot_gain_vs_depth
-from medspt.probes import probe_markdown
-from medspt.report_text import column_notes, config_notes, settings_table
-from medspt.result_files import per_class_markdown, write_oof_files
-from medspt.results import Results
+from medspt.core.errors import InputError
+from medspt.evaluation.comparisons import comparison_table, summarize
+from medspt.evaluation.markdown_tables import TABLE_NOTE, markdown_comparisons, markdown_table
+from medspt.evaluation.plots import plot_accuracy_vs_depth, plot_gain_vs_depth
+from medspt.evaluation.probes import probe_markdown
+from medspt.evaluation.report_text import column_notes, config_notes, settings_table
+from medspt.evaluation.result_files import per_class_markdown, write_oof_files
+from medspt.evaluation.results import Results
+from medspt.evaluation.versus import versus_markdown
 from medspt.study import oof
 from medspt.study.data import load_study_data
-from medspt.versus import versus_markdown
 
 __all__ = ["results_frame", "capacity_table", "write_report"]
 
@@ -126,7 +126,7 @@ def write_report(
     run, the table with chance levels, what each column means, declared comparisons,
     per-class recall and precision, probes, settings), ``results.csv``, ``capacity.csv``,
     ``accuracy_vs_depth.png``, ``gain_vs_depth.png`` and, when the study kept out-of-fold
-    predictions, the files of :func:`medspt.result_files.write_oof_files`
+    predictions, the files of :func:`medspt.evaluation.result_files.write_oof_files`
     (``predictions.csv.gz``, ``subjects.csv``, ``confusion.csv``, ``per_class.csv`` and
     their figures). Returns the paths by name."""
     out = Path(out)

@@ -20,7 +20,7 @@ never influence the settings it is scored with, and each fold row records the su
 whose validation scores chose them (``selection_subjects``).
 
 Every fold row keeps its out-of-fold predictions (``oof``: test windows, subjects, true
-codes, probabilities), so reports can test over subjects (:mod:`medspt.stats`).
+codes, probabilities), so reports can test over subjects (:mod:`medspt.evaluation.statistics`).
 """
 
 from __future__ import annotations
@@ -41,12 +41,13 @@ from tqdm.auto import tqdm
 from medspt._version import __version__
 from medspt.api import check_params, fit_baseline_fold, fit_fold
 from medspt.baselines import BASELINES, check_baselines
+from medspt.core.errors import InputError
 from medspt.core.jsonable import to_jsonable
 from medspt.core.urls import redact
-from medspt.data import WindowSet
-from medspt.diagnostics import attention_profile, positional_score
-from medspt.errors import InputError
-from medspt.masking import STRATEGIES
+from medspt.data.windowset import WindowSet
+from medspt.evaluation.diagnostics import attention_profile, positional_score
+from medspt.nn.masking import STRATEGIES
+from medspt.nn.training import resolve_device
 from medspt.study import oof
 from medspt.study.dashboard import refresh_note
 from medspt.study.data import data_spec, load_study_data
@@ -70,7 +71,6 @@ from medspt.study.trials import (
     running_cells,
     start_heartbeat,
 )
-from medspt.training import resolve_device
 
 __all__ = ["run_study", "run_worker"]
 
@@ -94,7 +94,7 @@ def _curves(clf) -> dict:
 def _attention_stats(clf, X) -> dict:
     """Mean attention distance and locality ratio of a fold's model on (up to 256 of)
     its test windows, and the proximity statistics of its positional score; see
-    :mod:`medspt.diagnostics`."""
+    :mod:`medspt.evaluation.diagnostics`."""
     stats = attention_profile(clf, X, max_windows=256).overall()
     if clf.model_.config.positional != "none":
         score = positional_score(clf)
@@ -423,7 +423,7 @@ def run_study(
         ``depth``, ``masking``, ``pretrain`` and ``random_state`` (the seed) per cell.
     diagnostics : bool
         Record each fold model's mean attention distance and locality ratio on its test
-        windows (:mod:`medspt.diagnostics`); the report shows them per configuration.
+        windows (:mod:`medspt.evaluation.diagnostics`); the report shows them per configuration.
     heartbeat : float, default=30
         Database storages: seconds between a running trial's heartbeats. A trial silent
         for four heartbeats counts as dead (its worker was killed or its machine died):

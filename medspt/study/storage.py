@@ -11,8 +11,8 @@ from pathlib import Path
 import optuna
 from filelock import FileLock
 
+from medspt.core.errors import InputError
 from medspt.core.urls import hide_secret, redact
-from medspt.errors import InputError
 
 JOURNAL_PREFIX = "journal:"
 JOURNAL_SUFFIXES = (".log", ".journal", ".jsonl")

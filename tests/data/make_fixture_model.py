@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 import medspt
-from medspt.synthetic import make_demo_frame
+from medspt.data.synthetic import make_demo_frame
 
 HERE = Path(__file__).parent
 

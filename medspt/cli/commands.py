@@ -1,0 +1,539 @@
+"""Command line: ``medspt demo | fit | predict | evaluate | diagnose``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from collections.abc import Collection
+from pathlib import Path
+
+from medspt.cli.messages import cli_hints, command_parser, show_warnings_as
+from medspt.core.errors import InputError, ModelFileError
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+# every command with its line in `medspt --help`; a command's options (and the library
+# behind them: PyTorch, pandas) load only when that command runs, so --help starts at once
+COMMANDS = {
+    "demo": "the default model against scratch training and MiniRocket on built-in synthetic data",
+    "fit": "fit_spt on a long-format table and save the model",
+    "predict": "per-window and per-recording predictions; scores when the data has labels",
+    "evaluate": "subject-wise CV of scratch vs SPT",
+    "diagnose": "attention-proximity diagnostics of fitted models (scratch vs SPT)",
+    "datasets": "list, describe, download and verify the public datasets",
+    "study": "the capacity-versus-pretraining study (Optuna): run, join, watch, report",
+}
+
+
+def _write_results(results, out: Path, metric: str, title: str):
+    from medspt.api import comparison_table, markdown_comparisons, summarize
+    from medspt.evaluation.plots import plot_accuracy_vs_depth, plot_gain_vs_depth
+    from medspt.evaluation.result_files import per_class_markdown, write_oof_files
+    from medspt.evaluation.versus import versus_markdown
+
+    out.mkdir(parents=True, exist_ok=True)
+    results.to_csv(out / "results.csv", index=False)
+    write_oof_files(results, out)  # predictions, subjects, confusion, per class, figures
+    table = summarize(results, metric)
+    (out / "summary.md").write_text(
+        _markdown(table, metric, explain=True) + versus_markdown(results, metric)
+    )
+    (out / "comparisons.md").write_text(
+        markdown_comparisons(comparison_table(results, metric=metric), metric)
+    )
+    if getattr(results, "predictions", None) is not None:
+        (out / "per_class.md").write_text(per_class_markdown(results.per_class))
+    plot_accuracy_vs_depth(table, out / "accuracy_vs_depth.png", metric, title)
+    plot_gain_vs_depth(table, out / "gain_vs_depth.png", metric)
+    return table
+
+
+def _markdown(table, metric: str, explain: bool = False) -> str:
+    """The summary table; ``explain``: with the configurations and columns in words."""
+    from medspt.api import TABLE_NOTE, markdown_table
+    from medspt.evaluation.report_text import column_notes, config_notes
+
+    text = markdown_table(table, metric)
+    if not explain:
+        return text + "\n" + TABLE_NOTE + "\n"
+    header = [c.strip() for c in text.splitlines()[0].strip("|").split("|")]
+    header = ["mean ± std" if "mean ± std" in c else c for c in header] + ["chance"]
+    return "\n".join(
+        [
+            text.rstrip(),
+            "",
+            *[f"- {note}" for note in config_notes(table["config"])],
+            "",
+            *column_notes(header),
+            "",
+            "How the tests work: " + TABLE_NOTE,
+            "",
+        ]
+    )
+
+
+def _demo_banner(a, maskings: tuple[str, ...]) -> str:
+    spt = ", ".join(f"spt-{m}" for m in maskings)
+    budget = "short training (--quick: min_steps=0)" if a.quick else "its default training"
+    rule = "=" * 78
+    return "\n".join(
+        [
+            rule,
+            "medspt demo - SYNTHETIC DATA (built in, deterministic; not real recordings)",
+            "3 sensors, 12 subjects; the class (lag / lead / sync) is the timing between two",
+            "channels, so only temporal structure separates the classes.",
+            "",
+            "The question the table answers: on subjects the model never saw, does medspt's",
+            f"default model ({budget}) gain from self-pretraining ({spt}) over training",
+            "from scratch, also when scratch gets SPT's optimizer steps (scratch-long), and",
+            "how does it compare with MiniRocket on the same folds?",
+            f"Subject-wise {a.folds}-fold CV at depth(s) {' '.join(map(str, a.depths))}; "
+            "4-s windows; every other setting is the package default.",
+            rule,
+        ]
+    )
+
+
+def cmd_demo(a) -> int:
+    from medspt.api import evaluate
+    from medspt.data.synthetic import make_demo_frame
+    from medspt.evaluation.versus import versus_markdown
+    from medspt.nn.masking import STRATEGIES
+
+    t0 = time.perf_counter()
+    maskings = tuple(STRATEGIES) if "all" in a.maskings else tuple(a.maskings)
+    print(_demo_banner(a, maskings))
+    results = evaluate(
+        make_demo_frame(seed=a.seed),
+        window="4s",
+        cv=a.folds,
+        depths=tuple(a.depths),
+        maskings=maskings,
+        seeds=(a.seed,),
+        baselines=("minirocket",),
+        verbose=not a.quiet,
+        **({"min_steps": 0} if a.quick else {}),  # the package's default recipe otherwise
+    )
+    out = Path(a.out)
+    table = _write_results(
+        results, out, "balanced_accuracy", "SYNTHETIC demo data: balanced accuracy vs depth"
+    )
+    print()
+    print(_markdown(table, "balanced_accuracy"))
+    print(versus_markdown(results, "balanced_accuracy"))
+    print(f"(synthetic data) per-fold rows: {out / 'results.csv'}")
+    print(f"plot: {out / 'accuracy_vs_depth.png'}   table: {out / 'summary.md'}")
+    print(f"finished in {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+def cmd_fit(a) -> int:
+    from medspt.api import fit_spt
+    from medspt.cli.args import data_kwargs, model_params
+    from medspt.core.tables import read_table
+    from medspt.evaluation.plots import plot_history
+
+    df = read_table(a.data)
+    clf = fit_spt(df, **data_kwargs(a), **model_params(a), verbose=not a.quiet)
+    if a.quiet:  # a verbose fit printed it before training
+        print(clf.data_summary_)
+    out = Path(a.out)
+    clf.save(out)
+    plot_history(clf, out.with_suffix(".history.png"))
+    print(f"saved model to {out}; training curves: {out.with_suffix('.history.png')}")
+    print(
+        f"chosen epochs: {clf.best_epoch_}; for an honest accuracy estimate run "
+        "`medspt evaluate` (subject-wise cross-validation)"
+    )
+    return 0
+
+
+def cmd_predict(a) -> int:
+    from medspt.core.tables import read_table
+    from medspt.estimator.persistence import load
+
+    clf = load(a.model)
+    if clf.frame_spec_ is None:
+        raise InputError(
+            f"model {a.model!r} was fitted on arrays, not a DataFrame; "
+            "use the Python API to predict"
+        )
+    pred = clf.predict(read_table(a.data))
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    pred.windows.to_csv(out, index=False)
+    rec = out.with_name(out.stem + ".recordings.csv")
+    pred.recordings.to_csv(rec, index=False)
+    print(f"{len(pred.windows)} window predictions -> {out}; per recording -> {rec}")
+    if pred.scores is None:  # unlabelled data: nothing to score
+        return 0
+    K = len(clf.classes_)
+    print()
+    print(
+        f"scores on the labels of {a.data} (chance_*: the accuracy of always predicting "
+        f"the most frequent true class / of guessing among the {K} classes; balanced "
+        f"accuracy's chance is 1/{K} = {1 / K:.3f}):"
+    )
+    print(pred.scores.to_string(float_format=lambda x: f"{x:.3f}"))
+    print()
+    print("confusion matrix (rows: true class, columns: predicted class, windows):")
+    print(pred.confusion.to_string())
+    print()
+    tables = {
+        "scores": (pred.scores, True),
+        "confusion": (pred.confusion, True),
+        "per_class": (pred.per_class, True),
+        "subjects": (pred.subjects, False),
+    }
+    for name, (table, index) in tables.items():
+        path = out.with_name(f"{out.stem}.{name}.csv")
+        table.to_csv(path, index=index)
+        print(f"{name.replace('_', ' ')} -> {path}")
+    from medspt.evaluation.plots import plot_confusion
+
+    long = pred.confusion.stack().rename("count").reset_index()  # label, predicted, count
+    figure = plot_confusion(
+        long, out.with_name(f"{out.stem}.confusion.png"), title=f"{Path(a.data).name}: windows"
+    )
+    print(f"confusion figure -> {figure}")
+    return 0
+
+
+def _validation_per_fold(ws, folds, a) -> list[int]:
+    """Training subjects each fold's fits hold out for early stopping (the estimator's own
+    split; its size does not depend on the seed)."""
+    import numpy as np
+
+    from medspt.cli.args import DEFAULTS, model_params
+    from medspt.core.splits import validation_split
+
+    val_size = float(model_params(a).get("val_size", DEFAULTS["val_size"]))
+    counts = []
+    for train, _ in folds:
+        y, groups = ws.y[train], ws.groups[train]
+        _, val = validation_split(y, groups, val_size, int(a.seeds[0]))
+        counts.append(len(np.unique(groups[val])))
+    return counts
+
+
+def cmd_evaluate(a) -> int:
+    from medspt.api import evaluate, windows_from
+    from medspt.cli.args import data_kwargs, model_params
+    from medspt.core.splits import subject_folds
+    from medspt.core.tables import read_table
+    from medspt.data.summary import DataSummary
+    from medspt.evaluation.probes import probe_markdown
+    from medspt.evaluation.versus import versus_markdown
+
+    ws, spec = windows_from(read_table(a.data), **data_kwargs(a))  # cut once, for both
+    if ws.y is None:
+        raise InputError(f"--data file {a.data!r} has no labels (--label {a.label})")
+    folds = subject_folds(ws.y, ws.groups, a.cv)
+    summary = DataSummary.of(ws)
+    summary.validation_per_fold = _validation_per_fold(ws, folds, a)
+    print(summary)
+    print(f"{len(folds)} subject-wise folds; every configuration is fitted on each")
+    results = evaluate(
+        ws,
+        cv=folds,
+        depths=tuple(a.depths),
+        maskings=tuple(a.maskings),
+        seeds=tuple(a.seeds),
+        scratch=not a.no_scratch,
+        scratch_long=not a.no_scratch_long,
+        baselines=tuple(a.baselines),
+        refit=a.refit,
+        metric=a.metric,
+        verbose=not a.quiet,
+        **model_params(a),
+    )
+    table = _write_results(results, Path(a.out), a.metric, None)
+    if a.refit:  # evaluate saw windows: the model learns how the table was cut here
+        results.best_estimator_.frame_spec_ = spec
+        _save_refit(results.best_estimator_, Path(a.out) / "model.safetensors")
+    print(_markdown(table, a.metric))
+    if a.baselines:
+        print(versus_markdown(results, a.metric))
+    probes = probe_markdown(ws, folds)  # the confound probes on the same folds
+    (Path(a.out) / "probes.md").write_text(probes)
+    print(probes)
+    print(f"per-fold rows, out-of-fold predictions, paired comparisons and plot in {a.out}")
+    return 0
+
+
+def _save_refit(clf, path: Path) -> None:
+    """Save a refitted model with its training curves and say what was chosen."""
+    from medspt.evaluation.plots import plot_history
+
+    clf.save(path)
+    plot_history(clf, path.with_suffix(".history.png"))
+    ev = clf.evaluation_
+    nested = ev.get("nested_mean")
+    print(
+        f"refitted on all subjects: {ev['chosen']['config']} at depth {ev['chosen']['depth']} "
+        f"(best validation score {ev['val_score']:.3f}; its cross-validated {ev['metric']} "
+        f"{ev['cv_mean']:.3f}"
+        + (f", nested estimate of choosing then fitting {nested:.3f}" if nested else "")
+        + f") -> {path}"
+    )
+
+
+def cmd_diagnose(a) -> int:
+    from medspt.core.tables import read_table
+    from medspt.estimator.persistence import load
+    from medspt.evaluation.diagnostics import write_diagnostics
+
+    names = a.names or [Path(m).name.split(".")[0] for m in a.models]
+    if len(names) != len(a.models):
+        raise InputError(f"--names gives {len(names)} names for {len(a.models)} models")
+    if len(set(names)) != len(names):
+        raise InputError(f"model names must differ, got {names}; pass --names")
+    models = {n: load(m) for n, m in zip(names, a.models)}
+    if a.data == "demo":
+        from medspt.data.synthetic import make_demo_frame
+
+        df = make_demo_frame()
+    else:
+        df = read_table(a.data)
+    for n, m in zip(names, a.models):
+        if models[n].frame_spec_ is None:
+            raise InputError(
+                f"model {m!r} was fitted on arrays, not a DataFrame; use "
+                "medspt.evaluation.diagnostics.write_diagnostics with its windows"
+            )
+    table = write_diagnostics(models, df, a.out, w=a.w, max_windows=a.max_windows)
+    cols = ["model", "depth", "attention_distance", "uniform_distance", "locality_ratio"]
+    cols += [c for c in ("positional_spearman",) if c in table]
+    print(table[cols].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    print(f"tables and figures in {a.out} (summary.md, distance_profiles.png, positional_*.png)")
+    return 0
+
+
+def _out(p: argparse.ArgumentParser, default: str, what: str) -> None:
+    p.add_argument("--out", default=default, help=f"{what} (default: {default})")
+
+
+def _add_demo(sub) -> None:
+    from medspt.nn.masking import STRATEGIES
+
+    p = sub.add_parser(
+        "demo",
+        help=COMMANDS["demo"],
+        description="evaluate() on built-in synthetic data with the package's default "
+        "model: scratch, scratch-long, SPT and MiniRocket on the same subject-wise folds.",
+    )
+    _out(p, "medspt-demo", "output folder")
+    p.add_argument(
+        "--folds", type=int, default=3, help="subject-wise cross-validation folds (default: 3)"
+    )
+    p.add_argument(
+        "--depths", type=int, nargs="+", default=[2], help="Transformer depths (default: 2)"
+    )
+    p.add_argument(
+        "--maskings",
+        nargs="+",
+        default=["span"],
+        choices=[*STRATEGIES, "all"],
+        help="SPT masking strategies; all: the four (default: span, the package default)",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the data and of every model (random_state in the API) (default: 0)",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="short training (min_steps=0): a first look in about a third of the time "
+        "(default: the package's training budget)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar (default: shown)")
+    p.set_defaults(func=cmd_demo)
+
+
+def _add_fit(sub) -> None:
+    from medspt.cli.args import add_data_args, add_model_args
+
+    p = sub.add_parser(
+        "fit",
+        help=COMMANDS["fit"],
+        description="fit_spt(df, ...) from the command line: every option is the argument "
+        "of the same name (--d-model is d_model; --seed is random_state).",
+    )
+    add_data_args(p)
+    add_model_args(p)
+    p.add_argument("--quiet", action="store_true", help="no progress bars (default: shown)")
+    _out(p, "model.safetensors", "model file to write")
+    p.set_defaults(func=cmd_fit)
+
+
+def _add_predict(sub) -> None:
+    p = sub.add_parser(
+        "predict",
+        help=COMMANDS["predict"],
+        description="Predict every window and recording of --data. When --data has the "
+        "label column, also print the scores per level (window, recording, subject) with "
+        "their chance levels and the window confusion matrix, and write them beside --out "
+        "with per-class and per-subject tables (<stem>.scores.csv, <stem>.confusion.csv, "
+        "<stem>.per_class.csv, <stem>.subjects.csv).",
+    )
+    p.add_argument("--model", required=True, help="model file from medspt fit (required)")
+    p.add_argument(
+        "--data", required=True, help="long-format .csv, .tsv or .parquet file (required)"
+    )
+    _out(
+        p,
+        "predictions.csv",
+        "window predictions; per recording and, with labels, scores, confusion matrix, "
+        "per class and per subject beside it",
+    )
+    p.set_defaults(func=cmd_predict)
+
+
+def _add_evaluate(sub) -> None:
+    from medspt.cli.args import (
+        add_baseline_args,
+        add_data_args,
+        add_grid_args,
+        add_model_args,
+    )
+
+    p = sub.add_parser(
+        "evaluate",
+        help=COMMANDS["evaluate"],
+        description="evaluate(df, ...) from the command line: the grid is --depths, "
+        "--maskings and --seeds (lists; --depth, --masking and --seed are their aliases); "
+        "every other option is the argument of the same name, shared by all models.",
+    )
+    add_data_args(p)
+    add_grid_args(p, depths=[2], maskings=["span"], seeds=[0])
+    add_baseline_args(p)
+    add_model_args(p, grid=True)
+    p.add_argument(
+        "--cv", type=int, default=5, help="subject-wise cross-validation folds (default: 5)"
+    )
+    p.add_argument(
+        "--metric",
+        default="balanced_accuracy",
+        help="metric of the tables and plot (default: balanced_accuracy)",
+    )
+    p.add_argument(
+        "--refit",
+        action="store_true",
+        help="also fit the configuration with the best validation score (never the test "
+        "folds) on all subjects and save it as model.safetensors in --out (default: off)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar (default: shown)")
+    _out(p, "medspt-evaluation", "output folder")
+    p.set_defaults(func=cmd_evaluate)
+
+
+def _add_diagnose(sub) -> None:
+    p = sub.add_parser("diagnose", help=COMMANDS["diagnose"])
+    p.add_argument("models", nargs="+", help="model files, e.g. a scratch and an SPT model")
+    p.add_argument(
+        "--data",
+        required=True,
+        help="long-format .csv/.parquet file (cut as in training) or demo (required)",
+    )
+    p.add_argument("--names", nargs="+", help="a name per model (default: the file names)")
+    _out(p, "medspt-diagnostics", "output folder")
+    p.add_argument("--w", type=int, default=1, help="locality radius in tokens (default: 1)")
+    p.add_argument(
+        "--max-windows", type=int, default=512, help="windows to average over (default: 512)"
+    )
+    p.set_defaults(func=cmd_diagnose)
+
+
+def _add_datasets(sub) -> None:
+    from medspt.datasets.cli import add_datasets_parser
+
+    add_datasets_parser(sub)
+
+
+def _add_study(sub) -> None:
+    from medspt.study.cli import add_study_parser
+
+    add_study_parser(sub)
+
+
+_ADD = {
+    "demo": _add_demo,
+    "fit": _add_fit,
+    "predict": _add_predict,
+    "evaluate": _add_evaluate,
+    "diagnose": _add_diagnose,
+    "datasets": _add_datasets,
+    "study": _add_study,
+}
+
+
+def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The ``medspt`` parser. ``fit``, ``evaluate`` and ``study run`` share their data and
+    model options (:mod:`medspt.cli.args`): the arguments of ``fit_spt`` / ``evaluate`` /
+    ``run_study`` and of ``SPTClassifier`` in kebab case, with the estimator's defaults.
+
+    ``commands``: the commands whose options are built (None: all); the others are listed
+    with their help line only, so that a command loads only its own options and library."""
+    from medspt._version import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="medspt", description="Self-pretrained Transformers for medical time series."
+    )
+    parser.add_argument("--version", action="version", version=f"medspt {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, help_line in COMMANDS.items():
+        if commands is None or name in commands:
+            _ADD[name](sub)
+        else:
+            sub.add_parser(name, help=help_line)
+    return parser
+
+
+def _named_command(argv: list[str]) -> tuple[str, ...]:
+    """The command ``argv`` names (its first word that is not an option), if it is one."""
+    words = [w for w in argv if not w.startswith("-")]
+    return (words[0],) if words and words[0] in COMMANDS else ()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; user mistakes end as one line ``medspt <command>: error: ...``
+    (exit code 2) and warnings print as ``medspt <command>: warning: ...``, both with
+    the library's Python-style hints (``channels=[...]``) in command-line form.
+
+    Output piped into a reader that stops early (``medspt datasets info gaitpd | head``)
+    ends the command quietly with exit code 1, the convention of the Python
+    documentation for a closed pipe, instead of a ``BrokenPipeError`` traceback.
+    """
+    import os
+
+    try:
+        argv = sys.argv[1:] if argv is None else list(argv)
+        parser = build_parser(_named_command(argv))
+        args = parser.parse_args(argv)
+        command = command_parser(parser, args)
+        with warnings.catch_warnings():  # restores the filters and showwarning afterwards
+            warnings.showwarning = show_warnings_as(command.prog, command)
+            try:
+                code = args.func(args)
+            except (InputError, ModelFileError, FileNotFoundError) as e:
+                print(f"{command.prog}: error: {cli_hints(str(e), command)}", file=sys.stderr)
+                code = 2
+        sys.stdout.flush()  # a closed pipe raises here, not in the interpreter's flush at exit
+        return code
+    except BrokenPipeError:
+        # the reader is gone: send what is still buffered to devnull, so that the flush at
+        # exit does not raise again, and stop without a message
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):  # stdout is not a file (captured)
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - must outlive this call
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,204 @@
+"""Paired comparisons of configurations on identical folds, and the summary table.
+
+Seeds of one fold share its subjects, so they are averaged before any test; with
+out-of-fold predictions the tests run over subjects (:mod:`medspt.evaluation.statistics`), otherwise
+over folds. :func:`summarize` is the table of every configuration and depth with its
+gain over scratch; :func:`comparison_table` the declared comparisons with Holm's
+correction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from medspt.baselines import BASELINES
+from medspt.core.errors import InputError
+from medspt.evaluation.choice import baseline_configs, versus_frame
+from medspt.evaluation.results import chance_of, config_predictions, config_rows
+from medspt.evaluation.statistics import SUBJECT_METRICS, compare_folds, compare_subjects, holm
+
+__all__ = ["COMPARISON_COLUMNS", "compare", "comparison_table", "summarize"]
+
+
+COMPARISON_COLUMNS = (
+    "config", "depth", "versus", "mean", "versus_mean",
+    "fold_diff", "fold_ci_low", "fold_ci_high", "fold_p", "n_folds",
+    "pooled", "versus_pooled", "subject_diff", "subject_ci_low", "subject_ci_high",
+    "subject_p", "n_subjects",
+)  # fmt: skip
+
+
+def compare(
+    results: pd.DataFrame,
+    a: tuple[str, float],
+    b: tuple[str, float],
+    metric: str = "balanced_accuracy",
+    seed: int = 0,
+) -> dict:
+    """Paired comparison of configuration ``a = (config, depth)`` with ``b`` on identical
+    folds.
+
+    Fold level: seeds averaged within each fold, exact sign-flip test and t interval over
+    folds. Subject level (when ``results.predictions`` holds both): each subject's share
+    of the pooled out-of-fold metric, seeds averaged within the subject, sign-flip
+    permutation test and 95 % bootstrap interval over subjects
+    (:func:`medspt.evaluation.statistics.compare_subjects`).
+    """
+    ra, rb = config_rows(results, *a), config_rows(results, *b)
+    fold = compare_folds(ra, rb, metric) if len(ra) and len(rb) else {}
+    out = {
+        "config": a[0],
+        "depth": a[1],
+        "versus": b[0],
+        "mean": float(ra[metric].mean()) if len(ra) else np.nan,
+        "versus_mean": float(rb[metric].mean()) if len(rb) else np.nan,
+        "fold_diff": fold.get("diff", np.nan),
+        "fold_ci_low": fold.get("ci_low", np.nan),
+        "fold_ci_high": fold.get("ci_high", np.nan),
+        "fold_p": fold.get("p_value", np.nan),
+        "n_folds": fold.get("n_folds", 0),
+        "pooled": np.nan,
+        "versus_pooled": np.nan,
+        "subject_diff": np.nan,
+        "subject_ci_low": np.nan,
+        "subject_ci_high": np.nan,
+        "subject_p": np.nan,
+        "n_subjects": 0,
+    }
+    pa, pb = config_predictions(results, *a), config_predictions(results, *b)
+    if pa is not None and pb is not None and metric in SUBJECT_METRICS:
+        try:
+            subj = compare_subjects(pa, pb, metric, seed=seed)
+        except ValueError:  # e.g. subject_accuracy on subjects with several labels
+            return out
+        out.update(
+            pooled=subj["metric_a"],
+            versus_pooled=subj["metric_b"],
+            subject_diff=subj["diff"],
+            subject_ci_low=subj["ci_low"],
+            subject_ci_high=subj["ci_high"],
+            subject_p=subj["p_value"],
+            n_subjects=subj["n_subjects"],
+        )
+    return out
+
+
+def comparison_table(
+    results: pd.DataFrame,
+    pairs: Sequence[tuple[tuple[str, float], tuple[str, float]]] | None = None,
+    metric: str = "balanced_accuracy",
+) -> pd.DataFrame:
+    """Declared paired comparisons, one row each, with Holm's correction across the table.
+
+    ``pairs`` default: at each depth, every configuration against ``scratch``, and every
+    SPT configuration against ``scratch-long`` (the compute-matched control) when present;
+    then, for each baseline in the results (:mod:`medspt.baselines`), the medspt
+    configuration chosen by validation subjects (``nested-best``,
+    :func:`medspt.evaluation.choice.chosen_rows`) against it.
+    ``p_holm`` adjusts the subject-level p-values (the fold-level ones where no
+    predictions exist) for the number of comparisons in this table;
+    ``chance_majority`` / ``chance_uniform`` are the metric's chance levels.
+    """
+    if metric not in results.columns:
+        raise InputError(f"metric {metric!r} not in the results; have {list(results.columns)}")
+    if pairs is None:
+        pairs = []
+        for (d, c), _ in results.groupby(["depth", "config"], sort=False, dropna=False):
+            if pd.isna(d):  # baselines and chosen rows: no scratch at their (no) depth
+                continue
+            # "<variant>: <config>" names (several studies side by side) pair within
+            # their variant
+            variant, sep, base = c.rpartition(": ")
+            scratch, long = f"{variant}{sep}scratch", f"{variant}{sep}scratch-long"
+            if base != "scratch" and len(config_rows(results, scratch, d)):
+                pairs.append(((c, d), (scratch, d)))
+            if base.startswith("spt-") and len(config_rows(results, long, d)):
+                pairs.append(((c, d), (long, d)))
+        baselines = baseline_configs(results)
+        if baselines and len(results[~results["config"].isin(baselines)]):
+            results, key, _ = versus_frame(results)
+            pairs += [(key, (b, np.nan)) for b in baselines]
+    rows = [compare(results, a, b, metric) for a, b in pairs]
+    table = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+    primary = table["subject_p"].where(table["n_subjects"] > 0, table["fold_p"])
+    table["test"] = np.where(table["n_subjects"] > 0, "subjects", "folds")
+    table["p_holm"] = holm(primary.to_numpy(dtype=float))
+    chance = chance_of(results, metric)
+    table["chance_majority"], table["chance_uniform"] = chance["majority"], chance["uniform"]
+    return table
+
+
+def summarize(results: pd.DataFrame, metric: str = "balanced_accuracy") -> pd.DataFrame:
+    """Mean ± std of ``metric`` per configuration and depth (rows) over folds × seeds,
+    with the gain of each configuration over scratch at the same depth and a paired test.
+
+    Seeds of one fold share its subjects, so they are averaged before any test.
+    ``gain_vs_scratch`` is the mean over folds of the seed-averaged paired differences.
+    With out-of-fold predictions (``evaluate``'s :class:`~medspt.evaluation.results.Results`, a
+    study's
+    ``results_frame``) the test runs over subjects: ``subject_gain`` is the difference of
+    the pooled out-of-fold metric, with its 95 % bootstrap interval
+    (``ci_low``, ``ci_high``) and sign-flip permutation ``p_value`` over ``n_pairs``
+    subjects; without them over folds (``n_pairs`` folds; 5 folds cannot give p below
+    0.0625). ``p_holm`` is Holm-adjusted across the rows of this table; ``test`` says
+    which unit was used. ``steps`` is the mean number of optimizer steps per fit.
+    ``baseline`` marks the rows of baselines (:mod:`medspt.baselines`), which have no
+    depth; with baselines, the ``nested-best`` row (chosen per fold by validation
+    subjects, :func:`medspt.evaluation.choice.chosen_rows`) is the medspt side they face.
+    ``chance_majority`` / ``chance_uniform``: what the metric scores by always predicting
+    the most frequent class / by guessing (:meth:`~medspt.evaluation.results.Results.chance`;
+    NaN without
+    out-of-fold predictions).
+    """
+    if metric not in results.columns:
+        raise InputError(f"metric {metric!r} not in the results; have {list(results.columns)}")
+    if baseline_configs(results) and len(results[~results["config"].isin(list(BASELINES))]):
+        results, _, _ = versus_frame(results)  # the side a baseline faces gets its own row
+    g = results.groupby(["depth", "config"], sort=False, dropna=False)[metric]
+    out = g.agg(["mean", "std", "count"]).reset_index()
+    out = out.sort_values(["depth"], kind="stable").reset_index(drop=True)
+    if "optimizer_steps" in results.columns:
+        steps = results.groupby(["depth", "config"], sort=False, dropna=False)["optimizer_steps"]
+        means = steps.mean()
+        out["steps"] = [means.get((d, c), np.nan) for d, c in zip(out["depth"], out["config"])]
+    compared = [
+        c != "scratch" and len(config_rows(results, "scratch", d)) > 0
+        for d, c in zip(out["depth"], out["config"])
+    ]
+    pairs = [
+        ((c, d), ("scratch", d))
+        for (d, c), keep in zip(zip(out["depth"], out["config"]), compared)
+        if keep
+    ]
+    for col in ("gain_vs_scratch", "subject_gain", "ci_low", "ci_high", "p_value", "p_holm"):
+        out[col] = np.nan
+    out["n_pairs"], out["test"] = 0, ""
+    if pairs:  # one comparison per row that has a scratch row at its depth, in row order
+        comp = comparison_table(results, pairs, metric)
+        subjects = (comp["n_subjects"] > 0).to_numpy()
+        at = out.index[compared]
+        out.loc[at, "gain_vs_scratch"] = comp["fold_diff"].to_numpy()
+        out.loc[at, "subject_gain"] = comp["subject_diff"].to_numpy()
+        for col, subj, fold in (
+            ("ci_low", "subject_ci_low", "fold_ci_low"),
+            ("ci_high", "subject_ci_high", "fold_ci_high"),
+            ("p_value", "subject_p", "fold_p"),
+            ("n_pairs", "n_subjects", "n_folds"),
+        ):
+            out.loc[at, col] = np.where(subjects, comp[subj], comp[fold])
+        out.loc[at, "p_holm"] = comp["p_holm"].to_numpy()
+        out.loc[at, "test"] = comp["test"].to_numpy()
+        out["n_pairs"] = out["n_pairs"].astype(int)
+    out["baseline"] = out["config"].isin(list(BASELINES))  # drawn across depths in plots
+    # what the metric scores without the signals, the same for every row
+    chance = chance_of(results, metric)
+    out["chance_majority"], out["chance_uniform"] = chance["majority"], chance["uniform"]
+    # attention-proximity diagnostics of the models (studies record them per fold)
+    for col in ("attention_distance", "locality_ratio"):
+        if col in results.columns:
+            means = results.groupby(["depth", "config"], sort=False, dropna=False)[col].mean()
+            out[col] = [means.get((d, c), np.nan) for d, c in zip(out["depth"], out["config"])]
+    return out
