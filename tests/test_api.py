@@ -95,8 +95,10 @@ def test_evaluate_runs_scratch_and_spt_on_identical_subject_folds(frame):
     steps = own.groupby(["config", "fold", "depth"])["optimizer_steps"].first().unstack(0)
     budget = FAST["epochs"] + FAST["pretrain_epochs"]
     assert (steps["scratch-long"] * FAST["epochs"] == steps["scratch"] * budget).all()
-    # with a step floor, the control's floor covers both of SPT's stages
-    assert config_params("scratch-long", 2, 0, {"min_steps": 300})["min_steps"] == 600
+    # the control counts from SPT's own resolved budget, with SPT's own settings
+    long = config_params("scratch-long", 2, 0, {"min_steps": 300})
+    assert long["steps_like_spt"] is True and long["min_steps"] == 300
+    assert long["patience"] is None and "epochs" not in long
     assert config_params("spt-span", 2, 0, {"min_steps": 300})["min_steps"] == 300
     # out-of-fold predictions: every test window once per fit, subjects never in training
     pred = res.predictions

@@ -42,7 +42,13 @@ RENAMED = {
     "study_name": "--study",  # as in `medspt study worker --study NAME`
 }
 # the grids (evaluate, study run) set these per cell; they take lists instead
-GRID = {"depth": "depths", "masking": "maskings", "random_state": "seeds", "pretrain": None}
+GRID = {
+    "depth": "depths",
+    "masking": "maskings",
+    "random_state": "seeds",
+    "pretrain": None,
+    "steps_like_spt": None,  # scratch-long's, set by the grid
+}
 # options that are not arguments of the function: the command line's own
 CLI_ONLY = {"fit": {"data", "out"}, "evaluate": {"data", "out"}, "study run": set()}
 # option dest -> Python name, where they differ
@@ -105,7 +111,7 @@ def test_every_api_argument_has_its_option_and_no_option_is_unexplained(command)
     if command != "fit":  # the grids: lists, with the singular spelling as their alias
         for single, plural in (("depth", "depths"), ("masking", "maskings"), ("seed", "seeds")):
             assert options[plural][:2] == [f"--{plural}", f"--{single}"]
-        assert not {"depth", "masking", "random_state", "pretrain"} & set(options)
+        assert not {"depth", "masking", "random_state", "pretrain", "steps_like_spt"} & set(options)
 
 
 def _walk(p: argparse.ArgumentParser, prog: str = "medspt"):

@@ -147,6 +147,31 @@ def test_stage_epochs_are_raised_to_reach_min_steps():
     assert clf._stage_epochs(1, n_train=65) == 4  # a last, smaller batch is a step too
 
 
+@pytest.mark.parametrize("min_steps", [600, 1500])
+def test_scratch_long_never_gets_fewer_steps_than_spt(min_steps):
+    # every steps-per-epoch from 1 to 200 with the step floor on (the old rule,
+    # max(25, ceil(2 * floor / s)) epochs, gave the control fewer steps for 32 of them)
+    from medspt.evaluation.configs import config_params
+
+    shared = {"min_steps": min_steps}  # the defaults: 10 + 15 epochs
+    spt = SPTClassifier(**config_params("spt-span", 2, 0, shared))
+    long = SPTClassifier(**config_params("scratch-long", 2, 0, shared))
+    short = []
+    for s in range(1, 201):
+        for clf in (spt, long):
+            clf.batch_size_ = 1  # n_train = s windows: s steps an epoch
+        spt_steps = s * (spt._stage_epochs(spt.pretrain_epochs, s) + spt._finetune_epochs(s))
+        long_steps = s * long._finetune_epochs(s)
+        if long_steps < spt_steps:
+            short.append(s)
+        assert long_steps - spt_steps < s  # the same budget, not a larger one
+    assert short == []
+    # a plain scratch fit keeps its own budget
+    scratch = SPTClassifier(**config_params("scratch", 2, 0, shared))
+    scratch.batch_size_ = 1
+    assert scratch._finetune_epochs(35) == spt._finetune_epochs(35)
+
+
 # ---------------------------------------------------------------- normalize
 
 

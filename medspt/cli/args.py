@@ -335,6 +335,12 @@ _SWITCHES = {  # boolean parameters: (option for True, option for False, help)
         "give the classifier each window's per-channel mean and log-std (the levels "
         "instance normalization removes)",
     ),
+    "steps_like_spt": (
+        "--steps-like-spt",
+        "--no-steps-like-spt",
+        "with --no-pretrain: train for the whole budget SPT would resolve (the "
+        "compute-matched control scratch-long)",
+    ),
     "amp": (
         "--amp",
         "--no-amp",
@@ -343,7 +349,7 @@ _SWITCHES = {  # boolean parameters: (option for True, option for False, help)
     ),
 }
 # set per cell by the grid of evaluate / study run, which take lists instead
-GRID_SET = ("depth", "masking", "random_state", "pretrain")
+GRID_SET = ("depth", "masking", "random_state", "pretrain", "steps_like_spt")
 # the estimator's own order (get_params sorts the names)
 _ORDER = [
     n for n in inspect.signature(SPTClassifier.__init__).parameters if n in {**_MODEL, **_SWITCHES}

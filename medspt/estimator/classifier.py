@@ -236,6 +236,7 @@ ESTIMATOR_RULES: dict[str, Rule] = {
     ),
     "val_size": interval("[0, 1)"),
     "min_val_subjects": integer(0),
+    "steps_like_spt": flag(),
     "class_weight": Rule(
         lambda v: v in ("balanced", None) or isinstance(v, dict),
         "be 'balanced', a dict {class: weight} or None",
@@ -382,6 +383,12 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         Floor on the optimizer steps of each stage: with few training windows, an epoch
         is a handful of steps, so the number of epochs is raised until a stage makes at
         least this many (``epochs`` / ``pretrain_epochs`` still count when larger).
+    steps_like_spt : bool, default=False
+        With ``pretrain=False``: fine-tune for the whole budget an SPT fit with the same
+        parameters would resolve (its pretraining stage's epochs plus its fine-tuning
+        stage's epochs, each raised to ``min_steps``), so that the label-only model gets at
+        least SPT's optimizer steps by construction: the compute-matched control
+        ``scratch-long`` of :func:`medspt.evaluate` (which also sets ``patience=None``).
     no_decay_norms : bool, default=True
         No weight decay on biases, norm weights, positions and the class token.
     encoder_lr_scale : float, default=0.5
@@ -484,6 +491,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         augment=None,
         label_smoothing: float = 0.1,
         min_steps: int = 1500,
+        steps_like_spt: bool = False,
         no_decay_norms: bool = True,
         encoder_lr_scale: float = 0.5,
         n_estimators: int = 1,
@@ -528,6 +536,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         self.augment = augment
         self.label_smoothing = label_smoothing
         self.min_steps = min_steps
+        self.steps_like_spt = steps_like_spt
         self.no_decay_norms = no_decay_norms
         self.encoder_lr_scale = encoder_lr_scale
         self.n_estimators = n_estimators
@@ -845,7 +854,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
                 if self.recover_epochs:
                     history["recover"], best["recover"] = self._recover(model, data, seed)
                 model.set_attention("full")  # fine-tuning uses full attention
-        epochs = self._stage_epochs(self.epochs, n_train)
+        epochs = self._finetune_epochs(n_train)
         desc = "finetune" if self.pretrain else "scratch"
         history["finetune"], best["finetune"] = self._finetune(model, data, seed, epochs, desc)
         if ends_hierarchical == "finetune" and self.recover_epochs:
@@ -865,6 +874,14 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         if self.hierarchical_stages == "pretrain" and self._pretrains():
             return "pretrain"
         return "finetune"
+
+    def _finetune_epochs(self, n_train: int) -> int:
+        """Fine-tuning epochs; with ``steps_like_spt`` and no pretraining, SPT's whole
+        resolved budget (both of its stages, as :meth:`_stage_epochs` resolves them)."""
+        epochs = self._stage_epochs(self.epochs, n_train)
+        if self.steps_like_spt and not self._pretrains():
+            epochs += self._stage_epochs(self.pretrain_epochs, n_train)
+        return epochs
 
     def _stage_epochs(self, epochs: int, n_train: int) -> int:
         """``epochs``, raised until a stage on ``n_train`` windows makes at least

@@ -9,14 +9,13 @@ Optuna study all turn these names into :class:`~medspt.SPTClassifier` parameters
 from __future__ import annotations
 
 from medspt.core.errors import InputError
-from medspt.estimator.classifier import SPTClassifier
 
 __all__ = ["CONTROLS", "config_params"]
 
 # Label-only configurations: ``scratch`` has the fine-tuning budget of SPT;
-# ``scratch-long`` trains for SPT's whole budget (pretraining + fine-tuning epochs, same
-# batch size: the same number of optimizer steps), so "SPT helps" cannot mean "SPT
-# trained longer"; ``scratch-alibi`` adds ALiBi's proximity bias.
+# ``scratch-long`` trains for SPT's whole resolved budget (``steps_like_spt``: its
+# pretraining and fine-tuning epochs as SPT's fit resolves them, same batch size), so "SPT
+# helps" cannot mean "SPT trained longer"; ``scratch-alibi`` adds ALiBi's proximity bias.
 CONTROLS = ("scratch", "scratch-long", "scratch-alibi")
 
 
@@ -32,15 +31,10 @@ def config_params(config: str, depth: int, seed: int, params: dict | None = None
     if config in CONTROLS:
         out["pretrain"] = False
         if config == "scratch-long":
-            # every epoch runs (no early stop; the best validation epoch's weights are
-            # still kept), so the control never gets fewer steps than SPT, whose
-            # fine-tuning may stop early
-            defaults = SPTClassifier().get_params()
-            out["epochs"] = int(params.get("epochs", defaults["epochs"])) + int(
-                params.get("pretrain_epochs", defaults["pretrain_epochs"])
-            )
-            # SPT's two stages each get the step floor, so the control gets it twice
-            out["min_steps"] = 2 * int(params.get("min_steps", defaults["min_steps"]))
+            # SPT's own resolved budget (both stages, each raised to the step floor) and
+            # every epoch run (no early stop; the best validation epoch's weights are
+            # still kept): never fewer optimizer steps than SPT, whose stages may stop early
+            out["steps_like_spt"] = True
             out["patience"] = None
         if config == "scratch-alibi":
             out["positional"] = "alibi"
