@@ -1,12 +1,18 @@
-"""What the benchmark scripts share: machine and version facts, memory readings."""
+"""What the benchmark scripts share: their common options, machine and version facts, the
+code revision their rows record, result writing, sub-interpreter cells, number formats and
+memory readings. A script keeps only what it measures and how its table reads."""
 
 from __future__ import annotations
 
+import argparse
+import datetime as dt
+import json
 import os
 import platform
 import resource
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -28,24 +34,246 @@ def machine() -> dict[str, str]:
     return {"cpu": model, "cores": str(os.cpu_count()), "os": platform.platform(terse=True)}
 
 
-def git_revision() -> str:
-    """Short commit of this checkout, noting uncommitted changes under ``medspt/``."""
+class UncommittedCode(SystemExit):
+    """Raised when a result would record code that no commit holds."""
+
+
+def git_revision(strict: bool = True) -> str:
+    """Short commit of this checkout: the code revision a benchmark row records.
+
+    A row must name code anyone can check out, so with ``strict`` (the default) uncommitted
+    changes under ``medspt/`` or in the benchmark scripts stop the run with the fix (commit
+    first, or run from a clean worktree). ``strict=False`` (report headers of pure timing
+    runs only) notes the changes instead. ``"unknown"`` outside a git checkout.
+    """
     try:
-        rev = subprocess.run(
-            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--", "medspt"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        return rev + (" + uncommitted medspt/ changes" if dirty else "")
+        rev = _git("rev-parse", "--short", "HEAD")
+        dirty = _git("status", "--porcelain", "--", "medspt", "benchmarks/*.py")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
+    if not dirty:
+        return rev
+    if strict:
+        files = ", ".join(ln.split(maxsplit=1)[-1] for ln in dirty.splitlines()[:5])
+        raise UncommittedCode(
+            f"benchmark rows record the code revision, but this checkout has uncommitted "
+            f"changes ({files}). Commit them first, or run from a clean checkout "
+            f"(git worktree add ../medspt-clean HEAD)."
+        )
+    return rev + " + uncommitted changes"
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+# --------------------------------------------------------------------------- options
+
+
+def parser(doc: str | None, *common: str) -> argparse.ArgumentParser:
+    """An argument parser described by the first paragraph of ``doc`` (a script's
+    docstring), with the ``common`` options named from :data:`COMMON_OPTIONS`, so the same
+    flag reads the same in every script."""
+    first = " ".join((doc or "").split("\n\n")[0].split())
+    ap = argparse.ArgumentParser(description=first)
+    for name in common:
+        flags, kwargs = COMMON_OPTIONS[name]
+        ap.add_argument(*flags, **kwargs)
+    return ap
+
+
+COMMON_OPTIONS: dict[str, tuple[tuple[str, ...], dict]] = {
+    "data": (
+        ("--data",),
+        dict(
+            default=None,
+            help="folder that holds the datasets (default: $MEDSPT_DATA, else ../shared/data)",
+        ),
+    ),
+    "seeds": (
+        ("--seeds",),
+        dict(type=int, nargs="+", default=[0, 1, 2], help="random seeds (default 0 1 2)"),
+    ),
+    "out": (
+        ("--out",),
+        dict(type=Path, default=None, help="folder for the report and CSV (default results/)"),
+    ),
+    "threads": (
+        ("--threads",),
+        dict(type=int, default=None, help="torch threads (default: torch's own choice)"),
+    ),
+    "quick": (
+        ("--quick",),
+        dict(action="store_true", help="a short smoke run; prints, writes nothing"),
+    ),
+}
+
+
+def command_line(script: str, argv: list[str], path_flags: tuple[str, ...] = ()) -> str:
+    """The command as run, for a report: absolute paths after ``path_flags`` become
+    ``PATH`` and other absolute paths their last component (no machine's folders)."""
+    shown, hide_next = [], False
+    for a in argv:
+        shown.append("PATH" if hide_next and os.path.isabs(a) else without_paths(" " + a)[1:])
+        hide_next = a in path_flags
+    return " ".join([f"python benchmarks/{script}", *shown])
+
+
+def run_lines(script: str, argv: list[str], wall_s: float, threads: int | None = None) -> list[str]:
+    """The ``## Run`` section every report ends with: command, date, wall time, machine,
+    load and versions."""
+    m = machine()
+    load = os.getloadavg()
+    return [
+        "## Run",
+        "",
+        f"- command: `{command_line(script, argv)}`",
+        f"- date: {dt.datetime.now().strftime('%Y-%m-%d %H:%M')}, wall time {wall_s / 60:.1f} min",
+        f"- machine: {m['cpu']}, {m['cores']} logical cores, {m['os']}; torch threads "
+        f"{threads if threads is not None else 'default'}; load average (1/5/15 min) at the "
+        f"end {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}",
+        f"- versions: {versions_line()}",
+        "",
+    ]
+
+
+def versions_line() -> str:
+    """medspt (with its revision), torch, numba, numpy and Python versions in one line."""
+    import numba
+    import numpy as np
+    import torch
+
+    import medspt
+
+    return (
+        f"medspt {medspt.__version__} ({git_revision(strict=False)}), torch "
+        f"{torch.__version__}, numba {numba.__version__}, numpy {np.__version__}, python "
+        f"{sys.version.split()[0]}"
+    )
+
+
+# --------------------------------------------------------------------------- results
+
+
+def write_report(path: Path, text: str) -> Path:
+    """Write a Markdown report (folders made as needed) and say where it went."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text if text.endswith("\n") else text + "\n")
+    print(f"wrote {path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path}")
+    return path
+
+
+def append_csv(path: Path, frame) -> None:
+    """Append rows under the file's header, never overwriting a row; rows with new columns
+    rewrite the file with the union of columns (old rows keep empty cells there)."""
+    import pandas as pd
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.is_file():
+        frame.to_csv(path, index=False)
+        return
+    header = pd.read_csv(path, nrows=0).columns.tolist()
+    if set(frame.columns) <= set(header):
+        frame.reindex(columns=header).to_csv(path, mode="a", header=False, index=False)
+    else:
+        pd.concat([pd.read_csv(path), frame], ignore_index=True).to_csv(path, index=False)
+
+
+# --------------------------------------------------------------------------- sub-interpreters
+
+
+def emit_result(mark: str, payload) -> None:
+    """Print a sub-run's result as one JSON line after ``mark`` (see :func:`run_script`)."""
+    print(mark + json.dumps(payload), flush=True)
+
+
+def run_script(
+    script: Path, args: list[str], mark: str, python: str | None = None, stderr_shown: bool = False
+) -> tuple[object | None, str, float]:
+    """Run a benchmark ``script`` in a fresh interpreter (this checkout first on its path)
+    and read the JSON it printed after ``mark``: ``(payload, error, wall seconds)``, the
+    payload None with the last error line when it failed (out of memory, a crash).
+
+    A fresh interpreter per cell keeps memory readings and thread pools from mixing; a
+    different ``python`` runs cells in a second environment (tsai's).
+    """
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [python or sys.executable, str(Path(script).resolve()), *args],
+        stdout=subprocess.PIPE,
+        stderr=None if stderr_shown else subprocess.PIPE,
+        text=True,
+        env=env,
+        check=False,
+    )
+    wall = time.perf_counter() - t0
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(mark)]
+    if proc.returncode == 0 and lines:
+        return json.loads(lines[-1][len(mark) :]), "", wall
+    tail = (proc.stderr or "").strip().splitlines()
+    return None, (tail[-1] if tail else f"killed (status {proc.returncode})")[:120], wall
+
+
+def cpu_seconds(children: bool = True) -> tuple[float, float] | None:
+    """Busy CPU seconds of the whole machine and of this process so far (children included
+    unless ``children=False``); their difference over a stretch is what other processes
+    took. None where ``/proc/stat`` is unavailable."""
+    try:
+        vals = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    busy = sum(vals) - vals[3] - vals[4]  # all but idle and iowait
+    t = os.times()
+    own = t.user + t.system + ((t.children_user + t.children_system) if children else 0.0)
+    return busy / os.sysconf("SC_CLK_TCK"), own
+
+
+# --------------------------------------------------------------------------- numbers
+
+
+def fmt_pm(mean: float, std: float = float("nan"), digits: int = 3) -> str:
+    """``mean ± std`` for a table (std left out when undefined, ``–`` without a mean)."""
+    import math
+
+    if mean is None or not math.isfinite(mean):
+        return "–"
+    if std is None or not math.isfinite(std):
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {std:.{digits}f}"
+
+
+def fmt_series_pm(values, digits: int = 3) -> str:
+    """:func:`fmt_pm` of a series' mean and sample std (NaNs dropped; one value: no std)."""
+    import pandas as pd
+
+    x = pd.Series(values, dtype=float).dropna()
+    if not len(x):
+        return "–"
+    return fmt_pm(x.mean(), x.std(ddof=1) if len(x) > 1 else float("nan"), digits)
+
+
+def fmt_p(p: float) -> str:
+    """A p-value for a table: ``<0.001`` below a thousandth, ``–`` when undefined."""
+    import math
+
+    if p is None or not math.isfinite(p):
+        return "–"
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def fmt_num(x, spec: str = ".3f", missing: str = "–") -> str:
+    """``x`` formatted with ``spec``; ``missing`` for None or NaN."""
+    import math
+
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return missing
+    return format(x, spec)
 
 
 def peak_rss_mb() -> float:
