@@ -52,6 +52,9 @@ MOVED = {  # old path -> new path
     "medspt.versus": "medspt.evaluation.versus",
     "medspt.cli_args": "medspt.cli.args",
     "medspt.cli_messages": "medspt.cli.messages",
+    # tiny modules merged into their owners
+    "medspt.core.durations": "medspt.data.windowing",
+    "medspt.study.note": "medspt.study.dashboard",
 }
 
 

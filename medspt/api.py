@@ -19,9 +19,9 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from medspt.baselines import BASELINES, RocketBaseline, check_baselines, make_baseline
-from medspt.core.durations import to_samples
 from medspt.core.errors import InputError
 from medspt.core.splits import check_folds, subject_folds
+from medspt.data.windowing import to_samples
 from medspt.data.windowset import WindowSet, WindowSpec, from_arrays, make_windows
 from medspt.estimator.classifier import SPTClassifier
 from medspt.estimator.metrics import classification_metrics, predictions_frame

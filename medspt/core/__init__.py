@@ -4,7 +4,6 @@
   checks;
 - :mod:`medspt.core.stats`: per-channel statistics and balanced class weights from
   training windows;
-- :mod:`medspt.core.durations`: window and stride given in samples or seconds;
 - :mod:`medspt.core.tables`: reading a long table from a file;
 - :mod:`medspt.core.jsonable`: numpy values to plain JSON;
 - :mod:`medspt.core.urls`: storage URLs shown without their password;

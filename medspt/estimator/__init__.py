@@ -5,8 +5,9 @@
 - :mod:`medspt.estimator.auto`: data-aware ``"auto"`` values;
 - :mod:`medspt.estimator.metrics`: window- and subject-level metrics, chance levels,
   confusion matrices, predictions tables;
-- :mod:`medspt.estimator.model_file` and :mod:`medspt.estimator.persistence`: the model
-  file (JSON + tensors, never pickle), saving and loading.
+- :mod:`medspt.estimator.model_file`: the model file format (JSON + tensors, never
+  pickle);
+- :mod:`medspt.estimator.persistence`: what a classifier's file holds, saving and loading.
 
 Baselines (MiniRocket, MultiRocket-Hydra) live in :mod:`medspt.baselines`.
 """
@@ -16,7 +17,7 @@ from medspt.estimator.classifier import (
     FramePredictions,
     SPTClassifier,
     TrainingData,
-    load,
 )
+from medspt.estimator.persistence import load
 
 __all__ = ["SPTClassifier", "FramePredictions", "TrainingData", "load", "PAPER_RECIPE"]

@@ -11,7 +11,6 @@ import dataclasses
 import time
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -43,9 +42,7 @@ from medspt.estimator.metrics import (
     subject_table,
 )
 from medspt.estimator.model_file import (
-    classes_from_json,
     classes_to_json,
-    read_model_file,
     write_model_file,
 )
 from medspt.nn.augment import check_augment
@@ -53,7 +50,7 @@ from medspt.nn.masking import STRATEGIES, resolve_channel_groups
 from medspt.nn.model import MODEL_RULES, ModelConfig, SPTTransformer, check_model_params
 from medspt.nn.training import TrainConfig, finetune, pretrain, resolve_device
 
-__all__ = ["SPTClassifier", "FramePredictions", "TrainingData", "load"]
+__all__ = ["SPTClassifier", "FramePredictions", "TrainingData"]
 
 
 @dataclass
@@ -1260,45 +1257,3 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             # how the model was chosen and scored when it came from a refit (evaluate/study)
             "evaluation": to_jsonable(getattr(self, "evaluation_", None)),
         }
-
-
-def load(path: str | Path) -> SPTClassifier:
-    """Load a model saved with :meth:`SPTClassifier.save`.
-
-    Raises
-    ------
-    FileNotFoundError
-        No file at ``path``.
-    ModelFileError
-        The file is truncated or corrupt, is not a medspt model, or was written by a newer
-        medspt whose format this version cannot read.
-    """
-    meta, members = read_model_file(path)
-    params = dict(meta["params"])
-    params.setdefault("embedding", "patch")  # files from before the conv tokenizer
-    if isinstance(params.get("masking"), str) and params["masking"].startswith("<callable"):
-        params["masking"] = "span"  # the callable itself is not stored; refit to reuse it
-    est = SPTClassifier(**params)
-    est.model_, est.members_ = members[0], members
-    est.attention_ = est.model_.config.attention
-    est.classes_ = classes_from_json(meta["classes"])
-    est.channels_ = list(meta["channels"])
-    est.n_steps_ = int(meta["n_steps"])
-    est.n_features_in_ = int(meta["n_features_in"])
-    est.mean_ = np.asarray(meta["mean"], dtype=np.float32)
-    est.std_ = np.asarray(meta["std"], dtype=np.float32)
-    fs = meta.get("frame_spec")
-    est.frame_spec_ = WindowSpec.from_dict(fs) if fs else None
-    est.history_ = meta.get("history", {})
-    est.best_epoch_ = meta.get("best_epoch", {})
-    # files written before these were kept: a window=None model may have seen any length
-    padded = est.frame_spec_ is not None and est.frame_spec_.window is None
-    est.min_length_ = int(meta.get("min_length", 1 if padded else est.n_steps_))
-    est.auto_params_ = dict(meta.get("auto_params") or {})
-    est.patch_len_ = int(est.model_.config.patch_len)
-    est.positional_ = est.model_.config.positional
-    est.batch_size_ = est.auto_params_.get("batch_size", params.get("batch_size"))
-    summary = meta.get("data_summary")
-    est.data_summary_ = DataSummary.from_dict(summary) if summary else None
-    est.evaluation_ = meta.get("evaluation")
-    return est

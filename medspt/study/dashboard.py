@@ -1,19 +1,25 @@
-"""optuna-dashboard: serve a study, and keep a note with the capacity table on it."""
+"""optuna-dashboard: serve a study, and keep a note with the capacity table on it.
+
+The note's text (:func:`capacity_note`) is built from a study's results alone, so it can be
+read and tested where optuna-dashboard is not installed.
+"""
 
 from __future__ import annotations
 
 import socket
 
 import optuna
+import pandas as pd
 import plotly.graph_objects as go
 
 from medspt.core.errors import InputError
 from medspt.core.urls import redact
-from medspt.study.note import capacity_note
+from medspt.evaluation.markdown_tables import markdown_table
+from medspt.study.grid import study_cells
 from medspt.study.report import capacity_table, results_frame
 from medspt.study.storage import make_storage
 
-__all__ = ["refresh_note", "serve", "free_port"]
+__all__ = ["capacity_note", "refresh_note", "serve", "free_port"]
 
 
 def refresh_note(study: optuna.Study) -> None:
@@ -75,3 +81,22 @@ def serve(storage: str, host: str = "127.0.0.1", port: int | None = 8080) -> Non
     where = redact(storage)
     print(f"optuna-dashboard for {where} at http://{host}:{port}/  (Ctrl-C stops it)", flush=True)
     optuna_dashboard.run_server(st, host=host, port=port)
+
+
+def capacity_note(study_name: str, attrs: dict, results: pd.DataFrame, table: pd.DataFrame) -> str:
+    """Markdown for the dashboard: how many cells are done, the capacity ``table``
+    (:func:`medspt.study.capacity_table` of ``results``) and how to write the full
+    report. ``attrs`` is the study's ``medspt`` user attribute."""
+    metric = attrs.get("metric", "balanced_accuracy")
+    n_cells = len(results.groupby(["depth", "config", "seed"]))
+    total = len(study_cells(attrs)) if attrs.get("grid") else n_cells
+    return (
+        f"## Capacity vs pretraining — {n_cells} of {total} cells done\n\n"
+        f"{metric} on held-out subjects (mean ± std over folds × seeds); gain = paired "
+        "difference to scratch at the same depth; seeds averaged, then tested over "
+        "subjects (sign-flip permutation, 95 % bootstrap CI) or over folds where no "
+        "predictions were kept; Holm across the table.\n\n"
+        + markdown_table(table, metric)
+        + "\nFull report: `medspt study report --storage URL --study "
+        + f"{study_name} --out DIR`\n"
+    )
