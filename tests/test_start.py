@@ -36,10 +36,44 @@ def _loaded_after(code: str) -> set[str]:
         "from medspt.cli import main\n    try: main(['--help'])\n    except SystemExit: pass",
         "from medspt.cli import main; main(['datasets', 'list'])",
         "from medspt.cli import main; main(['datasets', 'info', 'gaitpd'])",
+        "from medspt.cli import main\n    try: main(['study', '--help'])\n"
+        "    except SystemExit: pass",
+        "from medspt.cli import main\n    try: main(['study', 'report', '--help'])\n"
+        "    except SystemExit: pass",
     ],
 )
 def test_start_loads_no_heavy_package(code):
     assert _loaded_after(code) == set()
+
+
+def test_reading_stored_results_loads_no_model():
+    # metrics, predictions tables and Results read stored results: no PyTorch
+    loaded = _loaded_after("import medspt.estimator.metrics, medspt.evaluation.results")
+    assert "torch" not in loaded and "pandas" in loaded
+
+
+def test_study_builds_only_the_named_sub_command():
+    from medspt.cli.commands import _named_command
+
+    assert _named_command(["study", "report", "--study", "s"]) == ("study", "study report")
+    assert _named_command(["study", "--help"]) == ("study",)
+    assert _named_command(["--help"]) == ()
+    parser = build_parser(_named_command(["study", "report"]))
+    study = next(a for a in parser._actions if a.dest == "command").choices["study"]
+    sub = next(a for a in study._actions if a.dest == "study_command").choices
+    assert any(a.dest == "baselines" for a in sub["report"]._actions)
+    assert not any(a.dest == "depths" for a in sub["run"]._actions)  # help line only
+    everything = build_parser()
+    study = next(a for a in everything._actions if a.dest == "command").choices["study"]
+    sub = next(a for a in study._actions if a.dest == "study_command").choices
+    assert any(a.dest == "depths" for a in sub["run"]._actions)
+    helps = {
+        c.dest: c.help
+        for c in next(a for a in study._actions if a.dest == "study_command")._choices_actions
+    }
+    from medspt.study.cli import STUDY_HELP
+
+    assert helps == STUDY_HELP
 
 
 def test_the_first_model_name_loads_the_library():

@@ -454,10 +454,10 @@ def _add_datasets(sub) -> None:
     add_datasets_parser(sub)
 
 
-def _add_study(sub) -> None:
+def _add_study(sub, only: Collection[str] | None = None) -> None:
     from medspt.study.cli import add_study_parser
 
-    add_study_parser(sub)
+    add_study_parser(sub, only)
 
 
 _ADD = {
@@ -477,7 +477,8 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
     ``run_study`` and of ``SPTClassifier`` in kebab case, with the estimator's defaults.
 
     ``commands``: the commands whose options are built (None: all); the others are listed
-    with their help line only, so that a command loads only its own options and library."""
+    with their help line only, so that a command loads only its own options and library.
+    ``"study report"`` in ``commands`` builds ``study`` with that sub-command's options only."""
     from medspt._version import __version__
 
     parser = argparse.ArgumentParser(
@@ -485,8 +486,11 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
     )
     parser.add_argument("--version", action="version", version=f"medspt {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    study_only = {c.split()[1] for c in commands or () if c.startswith("study ")}
     for name, help_line in COMMANDS.items():
-        if commands is None or name in commands:
+        if name == "study" and commands is not None and name in commands:
+            _add_study(sub, study_only)  # none named (study --help): their help lines only
+        elif commands is None or name in commands:
             _ADD[name](sub)
         else:
             sub.add_parser(name, help=help_line)
@@ -494,9 +498,14 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
 
 
 def _named_command(argv: list[str]) -> tuple[str, ...]:
-    """The command ``argv`` names (its first word that is not an option), if it is one."""
+    """The command ``argv`` names (its first word that is not an option), if it is one;
+    for ``study``, also its sub-command (``("study", "study report")``)."""
     words = [w for w in argv if not w.startswith("-")]
-    return (words[0],) if words and words[0] in COMMANDS else ()
+    if not words or words[0] not in COMMANDS:
+        return ()
+    if words[0] == "study" and len(words) > 1:
+        return ("study", f"study {words[1]}")
+    return (words[0],)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,28 +1,31 @@
 """``medspt study run | worker | dashboard | report | refit``.
 
 The sub-commands import the study's modules (and optuna, pandas) when they run, not when
-the parser is built, so that ``medspt --help`` does not wait for them.
+the parser is built, and only the named sub-command's options are built (``run``'s options
+need the model's, which load PyTorch), so that ``medspt study report`` and ``--help`` start
+at once.
 """
 
 from __future__ import annotations
 
 import argparse
 import warnings
+from collections.abc import Collection
 from pathlib import Path
 
-from medspt.cli.args import (
-    add_baseline_args,
-    add_data_args,
-    add_grid_args,
-    add_model_args,
-    data_kwargs,
-    model_params,
-)
 from medspt.core.errors import InputError
 from medspt.core.urls import redact
-from medspt.nn.masking import STRATEGIES
 
 DEFAULT_STORAGE = "sqlite:///medspt.db"
+
+# each sub-command with its line in `medspt study --help`
+STUDY_HELP = {
+    "run": "create (or resume) a study and run its cells",
+    "worker": "join an existing study as one more worker",
+    "dashboard": "serve optuna-dashboard for a storage on 127.0.0.1",
+    "report": "Markdown/CSV table and figures of a study",
+    "refit": "fit the study's best configuration on all subjects and save it",
+}
 _STORAGE_HELP = (
     "Optuna storage URL: sqlite:///file.db, postgresql+psycopg://user@host/db (workers on "
     f"many machines), or journal:file.log (default: {DEFAULT_STORAGE})"
@@ -41,6 +44,7 @@ def _quiet_optuna(verbose: bool) -> None:
 
 
 def cmd_run(a) -> int:
+    from medspt.cli.args import data_kwargs, model_params
     from medspt.study.runner import run_study
 
     _quiet_optuna(not a.quiet)
@@ -149,9 +153,10 @@ def _load(storage: str, name: str):
         raise InputError(f"no study {name!r} in {where}; studies there: {names}") from None
 
 
-def add_study_parser(subparsers) -> argparse.ArgumentParser:
+def add_study_parser(subparsers, only: Collection[str] | None = None) -> argparse.ArgumentParser:
     """Add ``study`` with sub-commands ``run``, ``worker``, ``dashboard``, ``report``,
-    ``refit``."""
+    ``refit``; with ``only``, the other sub-commands are listed with their help line alone
+    (their options, and the libraries behind them, are not loaded)."""
     p = subparsers.add_parser(
         "study",
         help="the capacity-versus-pretraining study (Optuna): run, join, watch, report",
@@ -159,16 +164,22 @@ def add_study_parser(subparsers) -> argparse.ArgumentParser:
         "subject-wise folds, stored in an Optuna study (resumable; many workers).",
     )
     sub = p.add_subparsers(dest="study_command", required=True, metavar="COMMAND")
-    for add in (_add_run, _add_worker, _add_dashboard, _add_report, _add_refit):
-        add(sub)
+    for name, add in STUDY_COMMANDS.items():
+        if only is None or name in only:
+            add(sub)
+        else:
+            sub.add_parser(name, help=STUDY_HELP[name])
     return p
 
 
 def _add_run(sub) -> None:
     """``study run``: create or resume a study and run its cells."""
+    from medspt.cli.args import add_baseline_args, add_data_args, add_grid_args, add_model_args
+    from medspt.nn.masking import STRATEGIES
+
     q = sub.add_parser(
         "run",
-        help="create (or resume) a study and run its cells",
+        help=STUDY_HELP["run"],
         description="run_study(...) from the command line: the grid is --depths, "
         "--maskings and --seeds (lists; --depth, --masking and --seed are their aliases); "
         "the data options (--subject, --window, ...) are stored with the study, so "
@@ -240,7 +251,7 @@ def _add_worker(sub) -> None:
     """``study worker``: join an existing study."""
     q = sub.add_parser(
         "worker",
-        help="join an existing study as one more worker",
+        help=STUDY_HELP["worker"],
         description="The data options, grid and model settings are the study's own, as "
         "stored by medspt study run.",
     )
@@ -270,7 +281,7 @@ def _seconds(text: str) -> float:
 
 def _add_dashboard(sub) -> None:
     """``study dashboard``: serve optuna-dashboard for a storage."""
-    q = sub.add_parser("dashboard", help="serve optuna-dashboard for a storage on 127.0.0.1")
+    q = sub.add_parser("dashboard", help=STUDY_HELP["dashboard"])
     q.add_argument("--storage", default=DEFAULT_STORAGE, help=_STORAGE_HELP)
     q.add_argument("--host", default="127.0.0.1", help="address to serve on (default: 127.0.0.1)")
     q.add_argument(
@@ -281,7 +292,7 @@ def _add_dashboard(sub) -> None:
 
 def _add_report(sub) -> None:
     """``study report``: tables and figures of a study."""
-    q = sub.add_parser("report", help="Markdown/CSV table and figures of a study")
+    q = sub.add_parser("report", help=STUDY_HELP["report"])
     q.add_argument("--storage", default=DEFAULT_STORAGE, help=_STORAGE_HELP)
     q.add_argument("--study", required=True, help="study name (required)")
     q.add_argument("--out", default="medspt-report", help="output folder (default: medspt-report)")
@@ -302,7 +313,7 @@ def _add_refit(sub) -> None:
     """``study refit``: fit the configuration chosen on validation subjects."""
     q = sub.add_parser(
         "refit",
-        help="fit the study's best configuration on all subjects and save it",
+        help=STUDY_HELP["refit"],
         description="Chooses the configuration with the best validation score (validation "
         "subjects inside each fold's training part; the test folds are never looked at), "
         "fits it on all of the study's subjects and saves it with the study's numbers in "
@@ -322,3 +333,12 @@ def _add_refit(sub) -> None:
     )
     q.add_argument("--quiet", action="store_true", help="no progress bars (default: shown)")
     q.set_defaults(func=cmd_refit)
+
+
+STUDY_COMMANDS = {
+    "run": _add_run,
+    "worker": _add_worker,
+    "dashboard": _add_dashboard,
+    "report": _add_report,
+    "refit": _add_refit,
+}
