@@ -11,6 +11,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import gpd2  # noqa: E402
+from _common import append_csv  # noqa: E402
+from _gpd2_report import render_accuracy  # noqa: E402
+from _gpd2_stats import per_subject  # noqa: E402
 
 SUBJECTS = [f"S{i:02d}" for i in range(10)]
 LABELS = np.arange(10) % 2  # S00 control, S01 PD, ...
@@ -54,7 +57,7 @@ def test_windows_become_one_prediction_per_subject_by_their_mean_probability():
             proba_PD=[0.9, 0.4, 0.4, 0.2, 0.7],
         )
     )
-    s = gpd2.per_subject(w).set_index("subject")
+    s = per_subject(w).set_index("subject")
     # a: mean PD 0.567 > 0.5 although two of its three windows said control
     assert s.loc["a", "proba_PD"] == pytest.approx(1.7 / 3)
     assert s.loc["a", "predicted_code"] == 1 and s.loc["a", "label_code"] == 1
@@ -86,7 +89,7 @@ def test_report_states_spts_gain_on_whole_walks_against_its_gain_on_windows(tmp_
     args = gpd2.parse_args(
         ["report", "--out-dir", str(tmp_path), "--gpd1-predictions", str(tmp_path / "gpd1.csv")]
     )
-    text = gpd2.render_accuracy(args, [], 1.0)
+    text = render_accuracy(args, [], 1.0)
     section = text.split("## Does SPT help more on whole walks than on windows?")[1]
     acc = next(line for line in section.splitlines() if "| accuracy |" in line)
     gain, gain_ref, diff = (float(x) for x in re.findall(r"[+-]\d\.\d{3}", acc)[:3])
@@ -105,10 +108,10 @@ def test_report_states_spts_gain_on_whole_walks_against_its_gain_on_windows(tmp_
 
 def test_rows_with_other_columns_are_appended_under_one_header(tmp_path):
     path = tmp_path / "rows.csv"
-    gpd2._append(path, pd.DataFrame([dict(config="spt", seed=0, wall_time_s=1.5)]))
-    gpd2._append(path, pd.DataFrame([dict(seed=1, config="scratch", wall_time_s=2.5)]))
-    gpd2._append(path, pd.DataFrame([dict(config="minirocket", seed=0, n_params=7)]))
-    gpd2._append(path, pd.DataFrame([dict(config="spt", seed=2)]))
+    append_csv(path, pd.DataFrame([dict(config="spt", seed=0, wall_time_s=1.5)]))
+    append_csv(path, pd.DataFrame([dict(seed=1, config="scratch", wall_time_s=2.5)]))
+    append_csv(path, pd.DataFrame([dict(config="minirocket", seed=0, n_params=7)]))
+    append_csv(path, pd.DataFrame([dict(config="spt", seed=2)]))
     got = pd.read_csv(path)
     assert got.columns.tolist() == ["config", "seed", "wall_time_s", "n_params"]
     assert got["config"].tolist() == ["spt", "scratch", "minirocket", "spt"]
