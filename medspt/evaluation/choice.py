@@ -8,6 +8,8 @@ baseline. Test folds are never looked at. No torch here: tables and reports impo
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -16,6 +18,7 @@ from medspt.core.errors import InputError
 from medspt.evaluation.results import Results, config_predictions, config_rows
 
 __all__ = [
+    "MIN_CHOICE_SUBJECTS",
     "NESTED",
     "SELECTION_RULE",
     "baseline_configs",
@@ -27,6 +30,37 @@ __all__ = [
 ]
 
 NESTED = "nested-best"
+
+#: Fewer validation subjects than this in a fold, and a choice between configurations a
+#: few points apart is mostly chance (one subject moves a balanced accuracy by 5-25 points).
+MIN_CHOICE_SUBJECTS = 6
+
+
+def validation_subjects_per_fold(results: pd.DataFrame) -> pd.Series:
+    """How many validation subjects each fold's fits held out (the most over its rows),
+    from the ``val_subjects`` column; empty when the rows do not say."""
+    if "val_subjects" not in results.columns:
+        return pd.Series(dtype=int)
+    counts = results["val_subjects"].fillna("").astype(str).str.split().str.len()
+    return counts.groupby(results["fold"]).max().astype(int)
+
+
+def warn_few_validation_subjects(results: pd.DataFrame, what: str) -> None:
+    """Warn when ``what`` (a choice between configurations) rests on fewer than
+    :data:`MIN_CHOICE_SUBJECTS` validation subjects in some fold."""
+    per_fold = validation_subjects_per_fold(results)
+    per_fold = per_fold[per_fold > 0]
+    n_configs = len(results[["config", "depth"]].drop_duplicates())
+    if n_configs < 2 or per_fold.empty or per_fold.min() >= MIN_CHOICE_SUBJECTS:
+        return
+    warnings.warn(
+        f"{what} rests on {per_fold.min()} validation subjects in fold {per_fold.idxmin()} "
+        f"(fewer than {MIN_CHOICE_SUBJECTS}): configurations a few points apart are not "
+        "told apart by so few subjects. Read the choice as tentative, or give it more "
+        "subjects (more data, or a larger val_size / --val-size)",
+        UserWarning,
+        stacklevel=3,
+    )
 
 
 def nested_best(results: pd.DataFrame, name: str = NESTED) -> Results:
@@ -44,6 +78,7 @@ def nested_best(results: pd.DataFrame, name: str = NESTED) -> Results:
         raise InputError(
             "nested selection needs validation scores (a val_score column): fit with val_size > 0"
         )
+    warn_few_validation_subjects(results, "the nested choice")
     rows, preds = [], []
     for k, g in results.groupby("fold", sort=True):
         scores = (
@@ -85,6 +120,8 @@ def choose_configuration(results: pd.DataFrame) -> dict:
         )
     scores = results.groupby(["config", "depth"], sort=False, dropna=False)["val_score"]
     scores = scores.mean().dropna()
+    if len(scores) > 1:
+        warn_few_validation_subjects(results, "the choice of a configuration")
     config, depth = scores.idxmax()  # first maximum: ties go to the earlier configuration
     return {
         "config": str(config),
