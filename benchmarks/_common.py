@@ -18,8 +18,6 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 RESULTS = REPO_ROOT / "benchmarks" / "results"
 
-from medspt.estimator.classifier import PAPER_RECIPE  # noqa: E402,F401  (re-exported for the scripts)
-
 
 def machine() -> dict[str, str]:
     """CPU model, logical cores and OS of this machine."""
@@ -38,22 +36,24 @@ class UncommittedCode(SystemExit):
     """Raised when a result would record code that no commit holds."""
 
 
-def git_revision(strict: bool = True) -> str:
-    """Short commit of this checkout: the code revision a benchmark row records.
+def git_revision(strict: bool = True, root: Path = REPO_ROOT) -> str:
+    """Short commit of the checkout at ``root``: the code revision a benchmark row records.
 
     A row must name code anyone can check out, so with ``strict`` (the default) uncommitted
     changes under ``medspt/`` or in the benchmark scripts stop the run with the fix (commit
     first, or run from a clean worktree). ``strict=False`` (report headers of pure timing
-    runs only) notes the changes instead. ``"unknown"`` outside a git checkout.
+    runs only) notes the changes instead, as does the environment variable
+    ``MEDSPT_BENCH_UNCOMMITTED=1`` (the test suite's: its rows are never results).
+    ``"unknown"`` outside a git checkout.
     """
     try:
-        rev = _git("rev-parse", "--short", "HEAD")
-        dirty = _git("status", "--porcelain", "--", "medspt", "benchmarks/*.py")
+        rev = _git(root, "rev-parse", "--short", "HEAD")
+        dirty = _git(root, "status", "--porcelain", "--", "medspt", "benchmarks/*.py")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     if not dirty:
         return rev
-    if strict:
+    if strict and os.environ.get("MEDSPT_BENCH_UNCOMMITTED") != "1":
         files = ", ".join(ln.split(maxsplit=1)[-1] for ln in dirty.splitlines()[:5])
         raise UncommittedCode(
             f"benchmark rows record the code revision, but this checkout has uncommitted "
@@ -63,9 +63,9 @@ def git_revision(strict: bool = True) -> str:
     return rev + " + uncommitted changes"
 
 
-def _git(*args: str) -> str:
+def _git(root: Path, *args: str) -> str:
     return subprocess.run(
-        ["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True, check=True
+        ["git", "-C", str(root), *args], capture_output=True, text=True, check=True
     ).stdout.strip()
 
 

@@ -33,27 +33,26 @@ of full attention, on the same subject-wise folds. Needs the gaitpdb data
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from _attention_report import HEAD_DIM, HEADS, render_speed
 from _common import (
     RESULTS,
     current_rss_mb,
-    git_revision,
+    emit_result,
     high_water_rss_mb,
-    machine,
+    parser,
     reset_peak_rss,
+    run_script,
+    write_report,
 )
 
-HEADS, HEAD_DIM = 4, 32
 MARK = "@@ATTENTION-JSON@@"
-TARGET_N, TARGET_SPEED, TARGET_MEM, TARGET_INDEX = 16384, 5.0, 0.25, 2.0
 
 
 # --------------------------------------------------------------------------- one cell
@@ -148,40 +147,30 @@ def _cell(kind: str, n: int, b: int, device: str, repeats: int, threads: int) ->
     }
 
 
-def _run_cell(kind, n, b, args) -> dict:
+def _run_cell(kind: str, n: int, b: int, args: argparse.Namespace) -> dict:
     """Run one cell in a fresh interpreter, so memory readings do not mix."""
-    spec = json.dumps(
-        {
-            "kind": kind,
-            "n": n,
-            "b": b,
-            "device": args.device,
-            "repeats": args.repeats,
-            "threads": args.threads,
-        }
-    )
-    env = dict(os.environ, PYTHONWARNINGS="ignore")
-    env["PYTHONPATH"] = os.pathsep.join(
-        filter(None, [str(RESULTS.parents[1]), env.get("PYTHONPATH")])
-    )
-    proc = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--cell", spec],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(MARK)]
-    if proc.returncode != 0 or not lines:
-        err = (proc.stderr.strip().splitlines() or ["killed (out of memory?)"])[-1]
-        return {"kind": kind, "N": n, "B": b, "skipped": f"failed: {err[:80]}"}
-    return json.loads(lines[-1][len(MARK) :])
+    spec = {
+        "kind": kind,
+        "n": n,
+        "b": b,
+        "device": args.device,
+        "repeats": args.repeats,
+        "threads": args.threads,
+    }
+    payload, error, _ = run_script(Path(__file__), ["--cell", json.dumps(spec)], MARK)
+    if payload is None:
+        # a cell that died without a word on stderr was, in practice, killed for memory
+        if error.startswith("killed (status "):
+            error = "killed (out of memory?)"
+        return {"kind": kind, "N": n, "B": b, "skipped": f"failed: {error[:80]}"}
+    return payload
 
 
 # --------------------------------------------------------------------------- speed grid
 
 
 def _kinds(device: str) -> list[str]:
+    """The columns measured on ``device``: the fast index build is Numba's on CPU."""
     if device.startswith("cuda"):
         return ["sdpa", "sdpa-math", "hier-torch", "hier-cuda", "index-torch", "index-cuda"]
     return ["sdpa", "sdpa-math", "hier-torch", "hier-numba", "index-torch", "index-numba"]
@@ -196,17 +185,21 @@ def _estimate(prev: dict | None, n: int, b: int, quadratic: bool) -> float | Non
 
 
 def _math_bytes(n: int, b: int) -> float:
+    """What the explicit kernel holds at once."""
     return 3 * b * HEADS * n * n * 4  # scores, probabilities and their gradient, float32
 
 
 def _total_memory_bytes() -> float:
+    """Physical memory of the machine (infinite where unknown)."""
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):
         return float("inf")
 
 
-def run_speed(args) -> list[dict]:
+def run_speed(args: argparse.Namespace) -> list[dict]:
+    """Every (B, N, kind) cell of the grid, each measured in a fresh interpreter or skipped
+    with the reason (too slow by the previous N's estimate, or the N × N matrix too big)."""
     rows = []
     for b in args.batches:
         last: dict[str, dict] = {}
@@ -230,225 +223,12 @@ def run_speed(args) -> list[dict]:
     return rows
 
 
-def _fmt_s(row: dict | None) -> str:
-    if row is None:
-        return "–"
-    if "skipped" in row:
-        return f"skipped ({row['skipped']})"
-    s = row["seconds"]
-    return f"{s * 1000:,.1f} ms" if s < 1 else f"{s:,.2f} s"
-
-
-def _fmt_mib(row: dict | None) -> str:
-    if row is None or "peak_mib" not in row:
-        return "–"
-    return f"{row['peak_mib']:,.1f}"
-
-
-def _ratio(a: dict | None, b: dict | None, key: str) -> float | None:
-    if not a or not b or key not in a or key not in b or b[key] <= 0:
-        return None
-    return a[key] / b[key]
-
-
-def render_speed(rows: list[dict], args, wall: float) -> str:
-    import numba
-    import torch
-
-    import medspt
-
-    hier = "hier-cuda" if args.device.startswith("cuda") else "hier-numba"
-    index = "index-cuda" if args.device.startswith("cuda") else "index-numba"
-    get = {(r["kind"], r["N"], r["B"]): r for r in rows}
-    m = machine()
-    lines = [
-        "# Full vs hierarchical attention: time and peak memory",
-        "",
-        f"Forward + backward of one attention call, q, k, v of shape (B, {HEADS}, N, "
-        f"{HEAD_DIM}), float32, on `{args.device}`; median of up to {args.repeats} runs. "
-        "Peak memory: growth of resident memory during the first run (GPU: "
-        "`max_memory_allocated`). Hierarchical: levels 3, pool 4, topk 4, tile 32 "
-        "(the defaults); *entries* is the length of the gathered sequence it attends over.",
-        "",
-        "| B | N | sdpa | sdpa MiB | sdpa-math | math MiB | hier-torch | "
-        f"{hier} | {hier} MiB | entries | speed-up vs sdpa | memory vs sdpa | "
-        f"index torch | {index} | index speed-up |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    verdicts = []
-    for b in args.batches:
-        for n in args.sizes:
-            sd, mt = get.get(("sdpa", n, b)), get.get(("sdpa-math", n, b))
-            ht, hn = get.get(("hier-torch", n, b)), get.get((hier, n, b))
-            it, ik = get.get(("index-torch", n, b)), get.get((index, n, b))
-            speed = _ratio(sd, hn, "seconds")
-            mem = _ratio(hn, sd, "peak_mib")
-            idx = _ratio(it, ik, "seconds")
-            ent = hn.get("entries") if hn else None
-            lines.append(
-                f"| {b} | {n:,} | {_fmt_s(sd)} | {_fmt_mib(sd)} | {_fmt_s(mt)} | {_fmt_mib(mt)} "
-                f"| {_fmt_s(ht)} | {_fmt_s(hn)} | {_fmt_mib(hn)} | {ent if ent else '–'} "
-                f"| {f'{speed:,.1f}×' if speed else '–'} | {f'{mem:.2f}' if mem else '–'} "
-                f"| {_fmt_s(it)} | {_fmt_s(ik)} | {f'{idx:.1f}×' if idx else '–'} |"
-            )
-            if n == TARGET_N:
-                mem_math = _ratio(hn, mt, "peak_mib")
-                verdicts.append(
-                    f"- B = {b}, N = {n:,}: hierarchical {_ok(speed, TARGET_SPEED, True)} "
-                    f"faster than sdpa (target ≥ {TARGET_SPEED:g}×); peak memory "
-                    f"{_ok(mem, TARGET_MEM, False, '')} of sdpa's (target ≤ {TARGET_MEM:g})"
-                    + (f", {mem_math:.3f} of the explicit kernel's" if mem_math else "")
-                    + f"; Numba index build {_ok(idx, TARGET_INDEX, True)} faster than the "
-                    f"torch reference (target ≥ {TARGET_INDEX:g}×)."
-                )
-    lines += [
-        "",
-        "## Targets (N = 16,384)",
-        "",
-        *(verdicts or ["- N = 16,384 was not in this run."]),
-        "",
-        "Memory: on CPU, torch's default SDPA is a fused kernel whose memory already grows "
-        "linearly with N, and so does hierarchical attention's; both then hold about the "
-        "same, dominated by the output and the gradients of q, k and v (4 × B·4·N·32 "
-        "floats), which every attention needs. The ≤ ¼ target holds against the explicit "
-        "N × N kernel (`sdpa-math`), where that fits in memory.",
-        "",
-        "Cells are single processes on a machine other work may share; a cell that stands "
-        "out against its neighbours (a hierarchical cell slower than the torch reference, "
-        "say) was most likely disturbed.",
-        "",
-        "## Run",
-        "",
-        f"- command: `python benchmarks/attention.py {' '.join(args.argv)}`",
-        f"- date: {dt.datetime.now().strftime('%Y-%m-%d %H:%M')}, wall time {wall / 60:.1f} min",
-        f"- machine: {m['cpu']}, {m['cores']} logical cores, {m['os']}; torch threads "
-        f"{args.threads}",
-        f"- versions: medspt {medspt.__version__} ({git_revision()}), torch "
-        f"{torch.__version__}, numba {numba.__version__}, python {sys.version.split()[0]}",
-        "",
-    ]
-    return "\n".join(lines)
-
-
-def _ok(x: float | None, target: float, at_least: bool, unit: str = "×") -> str:
-    if x is None:
-        return "not measured"
-    met = x >= target if at_least else x <= target
-    return f"{x:,.2f}{unit} ({'met' if met else 'NOT met'})"
-
-
-# --------------------------------------------------------------------------- accuracy
-
-
-def run_accuracy(args) -> str:
-    """Train on GPD-1's subjects at 100 Hz with full and hierarchical attention."""
-    import numpy as np
-    import torch
-
-    import medspt
-    from medspt.api import fit_fold, subject_folds
-    from medspt.data.windowset import make_windows
-    from medspt.datasets.gaitpd import load_gaitpd
-
-    torch.set_num_threads(args.threads)
-    t_all = time.perf_counter()
-    rev = git_revision()  # the code this run uses, read before it starts
-    df = load_gaitpd(args.root)
-    ws = make_windows(df, window=1000, stride=500, classes=["control", "PD"])
-    folds = subject_folds(ws.y, ws.groups, n_splits=args.folds, random_state=0)
-    base = dict(
-        depth=2,
-        d_model=32,
-        n_heads=4,
-        patch_len=2,
-        pretrain=False,
-        epochs=args.epochs,
-        batch_size=32,
-        lr=1e-3,
-        attn_dropout=0.0,
-        random_state=0,
-    )
-    configs = {
-        "full": dict(attention="full"),
-        "hierarchical": dict(attention="hierarchical"),
-        "hierarchical + 2 full": dict(attention="hierarchical", recover_epochs=2),
-    }
-    rows = []
-    for name, extra in configs.items():
-        for k, (tr, te) in enumerate(folds):
-            print(f"  {name}: fold {k + 1}/{len(folds)}", file=sys.stderr, flush=True)
-            row, clf, _ = fit_fold(ws, tr, te, {**base, **extra})
-            n_ep = sum(len(h) for h in clf.history_.values())
-            rows.append(
-                {
-                    "config": name,
-                    "fold": k,
-                    "wall_s": row["wall_time_s"],
-                    "epochs": n_ep,
-                    **{
-                        m: row[m]
-                        for m in (
-                            "accuracy",
-                            "balanced_accuracy",
-                            "macro_f1",
-                            "roc_auc",
-                            "subject_accuracy",
-                        )
-                    },
-                }
-            )
-    import pandas as pd
-
-    res = pd.DataFrame(rows)
-    if not args.no_write:
-        args.out_dir.mkdir(parents=True, exist_ok=True)
-        res.to_csv(args.out_dir / "attention_gpd.csv", index=False)
-    metrics = ["balanced_accuracy", "accuracy", "subject_accuracy", "roc_auc"]
-    lines = [
-        "# What hierarchical attention costs on GPD-1 at 100 Hz",
-        "",
-        f"gaitpdb walk 01, all {len(np.unique(ws.groups))} subjects, at the full 100 Hz (no "
-        f"block averaging): {len(ws.X):,} windows of 1,000 steps (10 s, stride 5 s) × 18 "
-        f"channels; {args.folds} subject-wise folds (`subject_folds`, seed 0); trained from "
-        f"scratch, depth 2, d_model 32, 4 heads, patches of 2 steps = 500 tokens per window, "
-        f"{args.epochs} epochs max with early stopping on held-out training subjects, "
-        "attention-weight dropout 0 for both (other dropout 0.1).",
-        "",
-        "| configuration | "
-        + " | ".join(f"{m} (mean ± std)" for m in metrics)
-        + " | fit time per fold | epochs run |",
-        "|---|" + "---:|" * (len(metrics) + 2),
-    ]
-    for name in configs:
-        r = res[res.config == name]
-        cells = [f"{r[m].mean():.3f} ± {r[m].std(ddof=1):.3f}" for m in metrics]
-        lines.append(
-            f"| {name} | " + " | ".join(cells) + f" | {r.wall_s.mean():,.0f} s | "
-            f"{r.epochs.mean():.1f} |"
-        )
-    m = machine()
-    lines += [
-        "",
-        "Per fold: `attention_gpd.csv`. With 3 folds and one seed, differences of a few "
-        "points are within noise.",
-        "",
-        "## Run",
-        "",
-        f"- command: `python benchmarks/attention.py {' '.join(args.argv)}`",
-        f"- date: {dt.datetime.now().strftime('%Y-%m-%d %H:%M')}, wall time "
-        f"{(time.perf_counter() - t_all) / 60:.1f} min",
-        f"- machine: {m['cpu']}, {m['cores']} logical cores; torch threads {args.threads}",
-        f"- versions: medspt {medspt.__version__} ({rev}), torch {torch.__version__}",
-        "",
-    ]
-    return "\n".join(lines)
-
-
 # --------------------------------------------------------------------------- main
 
 
-def parse_args(argv):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """The options of both modes; ``--quick`` shrinks the speed grid and writes nothing."""
+    ap = parser(__doc__)
     ap.add_argument("what", nargs="?", default="speed", choices=("speed", "accuracy"))
     ap.add_argument("--sizes", type=int, nargs="+", default=[1024, 4096, 16384, 65536])
     ap.add_argument("--batches", type=int, nargs="+", default=[1, 8])
@@ -477,14 +257,16 @@ def parse_args(argv):
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Measure one cell (``--cell``, a sub-run), the speed grid or the accuracy runs."""
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     if args.cell:
-        spec = json.loads(args.cell)
-        print(MARK + json.dumps(_cell(**spec)))
+        emit_result(MARK, _cell(**json.loads(args.cell)))
         return 0
     t0 = time.perf_counter()
     if args.what == "accuracy":
+        from _attention_accuracy import run_accuracy  # pandas and the data: this mode only
+
         text = run_accuracy(args)
         name = "attention_gpd.md"
     else:
@@ -503,9 +285,7 @@ def main(argv: list[str] | None = None) -> int:
             (args.out_dir / name.replace(".md", ".json")).write_text(json.dumps(rows, indent=1))
     print(text)
     if not args.no_write:
-        args.out_dir.mkdir(parents=True, exist_ok=True)
-        (args.out_dir / name).write_text(text)
-        print(f"written to {args.out_dir / name}", file=sys.stderr)
+        write_report(args.out_dir / name, text)
     return 0
 
 

@@ -35,7 +35,6 @@ every set, for the current defaults, with the mean over seeds where several ran.
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import math
@@ -47,7 +46,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _common import RESULTS, git_revision, machine, params_hash
+from _common import RESULTS, append_csv, git_revision, machine, params_hash, parser
+from _public_sets_report import fmt_cell, report
 from export_public_sets import (
     DEFAULT_CACHE,
     MINIROCKET_FILE,
@@ -99,6 +99,7 @@ def load_set(cache: Path, name: str) -> dict[str, np.ndarray]:
 
 
 def case_ids(prefix: str, n: int) -> np.ndarray:
+    """``n`` case ids ``<prefix>0``, ``<prefix>1``, ... zero-padded to one width."""
     width = len(str(max(n - 1, 0)))
     return np.array([f"{prefix}{i:0{width}d}" for i in range(n)])
 
@@ -154,6 +155,8 @@ def is_done(done: pd.DataFrame, set_name: str, mode: str, seed: int, params: str
         & (done["params"] == params)
     ]
     if defaults is not None:
+        if "defaults" not in same:  # a file from before the column: older defaults
+            return False
         same = same[same["defaults"].astype(str) == defaults]
     if same.empty:
         return False
@@ -173,11 +176,24 @@ def append_row(done: pd.DataFrame | None, row: dict) -> pd.DataFrame:
 
 
 def read_results(path: Path) -> pd.DataFrame | None:
+    """Every row of the results CSV (None before the first run), numbers read exactly."""
     if not path.exists():
         return None
     return pd.read_csv(
-        path, dtype={"params": str, "defaults": str, "git_revision": str, "note": str}
+        path,
+        dtype={"params": str, "defaults": str, "git_revision": str, "note": str},
+        float_precision="round_trip",  # a rewrite in a new layout keeps every digit
     )
+
+
+def save_row(path: Path, row: dict) -> None:
+    """Add ``row`` to the results CSV at ``path``: appended under the header, so no
+    earlier row is ever rewritten. A file in an older column layout (before the
+    ``defaults`` column) is rewritten once in today's columns, every row kept."""
+    if path.is_file() and pd.read_csv(path, nrows=0).columns.tolist() != COLUMNS:
+        append_row(read_results(path), row).to_csv(path, index=False)
+    else:
+        append_csv(path, pd.DataFrame([row]).reindex(columns=COLUMNS))
 
 
 # ---------------------------------------------------------------- one run
@@ -201,6 +217,8 @@ def fitted_settings(clf) -> dict:
 
 
 def minirocket_accuracy(scores: dict, name: str, mode: str, val_idx=None) -> float:
+    """MiniRocket's stored accuracy of ``name`` in ``mode`` (NaN when it has none); the
+    inner score only when it was computed on the same held-out cases ``val_idx``."""
     entry = scores.get("sets", {}).get(name)
     if entry is None:
         return math.nan
@@ -286,106 +304,6 @@ def run_set(name: str, data: dict, mode: str, seed: int, params: dict, scores: d
     return row
 
 
-# ---------------------------------------------------------------- report
-
-
-def _fmt(x, spec=".3f") -> str:
-    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
-
-
-def report(done: pd.DataFrame, machine_info: dict, defaults: str | None = None) -> str:
-    """The Markdown report of the runs under ``defaults`` (a :func:`defaults_key`; None:
-    every row), the last row of each run."""
-    older = 0
-    if defaults is not None:
-        older = int((done["defaults"].astype(str) != defaults).sum())
-        done = done[done["defaults"].astype(str) == defaults]
-    done = done.drop_duplicates(["set", "mode", "seed", "params"], keep="last")
-    lines = [
-        "# medspt's defaults against MiniRocket on public UCR/UEA sets",
-        "",
-        "Written by `benchmarks/public_sets.py` from `public_sets.csv` (all runs; the table "
-        "below is rewritten after every set). The sets are the ones bundled with aeon 1.6; "
-        "nobody tuned medspt on them. Each case is one recording of its own length, fitted "
-        "with `medspt.fit_spt(df, window=None, **params)`; accuracy is per case. MiniRocket "
-        "is `medspt.baselines.MiniRocket(random_state=0)` (aeon's `MiniRocketClassifier` with "
-        "medspt's input rules; unequal-length cases held at their last value; rows written "
-        "before it used aeon's classifier on the archive's equal-length version). `inner` "
-        "rows: fitted on 75 % of the train split, "
-        "scored on the other 25 % (stratified, seed 0), the numbers to choose defaults on. "
-        "`test` rows: the archive's train/test split, for reporting only. Multivariate sets "
-        "are for checking only, never for choosing defaults.",
-        "",
-        f"Last written {dt.datetime.now().isoformat(timespec='seconds')}; "
-        f"{machine_info['cpu']}, {machine_info['cores']} logical cores. "
-        "Fit seconds include cutting the frame into cases."
-        + (
-            f" Runs under the defaults `{defaults}` only; {older} row(s) of other defaults "
-            "stay in the CSV."
-            if defaults is not None
-            else ""
-        ),
-    ]
-    lines += _seed_means(done)
-    for (mode, params, seed), part in done.groupby(["mode", "params", "seed"], sort=True):
-        lines += [
-            "",
-            f"## {mode}, params `{params}`, seed {seed}",
-            "",
-            "| set | kind | train | scored | ch | lengths | medspt | MiniRocket | diff | fit s "
-            "| settings | note |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|",
-        ]
-        for r in part.itertuples():
-            lines.append(
-                f"| {r.set} | {r.kind} | {r.n_train} | {r.n_test} | {r.channels} | "
-                f"{r.min_len}-{r.max_len} / {r.test_min_len}-{r.test_max_len} | "
-                f"{_fmt(r.medspt_accuracy)} | {_fmt(r.minirocket_accuracy)} | "
-                f"{_fmt(r.difference, '+.3f')} | {_fmt(r.fit_s, '.0f')} | "
-                f"{'' if pd.isna(r.settings) else r.settings} | "
-                f"{'' if pd.isna(r.note) else ' '.join(str(r.note).split()).replace('|', '/')} |"
-            )
-        uni = part[(part["kind"] == "univariate") & part["difference"].notna()]
-        if len(uni):
-            wins = int((uni["difference"] > 0).sum())
-            ties = int((uni["difference"] == 0).sum())
-            lines += [
-                "",
-                f"Univariate sets scored: {len(uni)}; mean difference "
-                f"{uni['difference'].mean():+.3f}; medspt ahead on {wins}, tied on {ties}, "
-                f"behind on {len(uni) - wins - ties}. Git revision(s): "
-                f"{', '.join(sorted(part['git_revision'].astype(str).unique()))}; torch "
-                f"threads: {', '.join(sorted(part['threads'].astype(str).unique()))}.",
-            ]
-    return "\n".join(lines) + "\n"
-
-
-def _seed_means(done: pd.DataFrame) -> list[str]:
-    """Per set, the mean accuracy over the seeds of each (mode, params), where there are
-    several: the numbers issue 28's check reads."""
-    lines = []
-    for (mode, params), part in done.groupby(["mode", "params"], sort=True):
-        seeds = sorted(part["seed"].unique().tolist())
-        if len(seeds) < 2:
-            continue
-        per = part.groupby("set", sort=False).agg(
-            kind=("kind", "first"), seeds=("seed", "nunique"),
-            medspt=("medspt_accuracy", "mean"), minirocket=("minirocket_accuracy", "first"),
-        )  # fmt: skip
-        per["diff"] = per["medspt"] - per["minirocket"]
-        lines += ["", f"## {mode}, params `{params}`: mean over seeds {seeds}", "",
-                  "| set | kind | seeds | medspt | MiniRocket | diff |",
-                  "|---|---|---:|---:|---:|---:|"]  # fmt: skip
-        for name, r in per.iterrows():
-            lines.append(f"| {name} | {r.kind} | {r.seeds} | {_fmt(r.medspt)} | "
-                         f"{_fmt(r.minirocket)} | {_fmt(r['diff'], '+.3f')} |")  # fmt: skip
-        uni = per[per["kind"] == "univariate"]["diff"].dropna()
-        if len(uni):
-            lines += ["", f"Univariate mean difference over seeds: {uni.mean():+.3f} "
-                      f"({len(uni)} sets; worst {uni.min():+.3f})."]  # fmt: skip
-    return lines
-
-
 # ---------------------------------------------------------------- main
 
 
@@ -407,8 +325,9 @@ def ensure_cache(cache: Path, sets: list[str]) -> dict:
     return scores
 
 
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    """Fit and score each set not yet done; after each, save its row and the report."""
+    ap = parser(__doc__, "threads")
     ap.add_argument("--sets", nargs="+", default=["all"],
                     help="set names or univariate / multivariate / all")  # fmt: skip
     ap.add_argument("--seed", type=int, default=0, help="medspt's random_state")
@@ -416,7 +335,6 @@ def main(argv=None) -> None:
     ap.add_argument("--inner", action="store_true", help="score on 25%% of the train cases")
     ap.add_argument("--out", type=Path, default=MD, help="Markdown report; the CSV goes beside it")
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
-    ap.add_argument("--threads", type=int, default=None, help="torch threads (default torch's)")
     ap.add_argument("--force", action="store_true", help="rerun runs already in the CSV")
     args = ap.parse_args(argv)
 
@@ -451,13 +369,14 @@ def main(argv=None) -> None:
             "git_revision": revision,
             "date": dt.date.today().isoformat(),
         }
+        save_row(csv, row)
         done = append_row(done, row)
-        done.to_csv(csv, index=False)
         args.out.write_text(report(done, info, dkey))
         print(
-            f"{name:24s} {_fmt(row['medspt_accuracy']):>7s} "
-            f"{_fmt(row['minirocket_accuracy']):>7s} {_fmt(row['difference'], '+.3f'):>7s} "
-            f"{_fmt(row['fit_s'], '.0f'):>7s}  {row.get('settings', '')} {row['note']}",
+            f"{name:24s} {fmt_cell(row['medspt_accuracy']):>7s} "
+            f"{fmt_cell(row['minirocket_accuracy']):>7s} "
+            f"{fmt_cell(row['difference'], '+.3f'):>7s} "
+            f"{fmt_cell(row['fit_s'], '.0f'):>7s}  {row.get('settings', '')} {row['note']}",
             flush=True,
         )
 

@@ -29,8 +29,10 @@ import warnings
 from pathlib import Path
 
 import pandas as pd
-from _common import PAPER_RECIPE, RESULTS, git_revision, machine
+from _common import RESULTS, git_revision, machine
 from baselines import load_windows
+
+from medspt.estimator.classifier import PAPER_RECIPE
 
 # The model of paper_table.py's recorded grid, label-only (scratch), depth 2.
 BASE = dict(

@@ -4,6 +4,9 @@ import os
 
 # The CUDA simulator must be chosen before numba is first imported (CI has no GPU).
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+# Benchmark scripts refuse to record rows of uncommitted code; the rows tests write are
+# never results, so a developer's uncommitted changes must not fail them.
+os.environ.setdefault("MEDSPT_BENCH_UNCOMMITTED", "1")
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402

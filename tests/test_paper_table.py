@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import _paper_table_report as ptr  # noqa: E402
 import paper_table as pt  # noqa: E402
 import sensitivity  # noqa: E402
 
@@ -22,14 +23,14 @@ def test_variant_names_follow_the_settings_that_differ():
     assert pt._suffix({**TINY, "normalize": "window"}) == "-window"
     both = {**TINY, "normalize": "window", "pooling": "cls", "lr": 0.003}
     assert pt._suffix(both) == "-window-cls-lr0.003"
-    assert pt._variant(TINY) == "channel scaling"
-    assert pt._variant(both) == "per-window centring, cls pooling, lr 0.003"
+    assert ptr._variant(TINY) == "channel scaling"
+    assert ptr._variant(both) == "per-window centring, cls pooling, lr 0.003"
     assert pt._suffix({**TINY, "normalize": "window", "val_size": 0.0}) == "-window-val0"
-    assert pt._variant({"val_size": 0.0}) == "channel scaling, no validation split"
+    assert ptr._variant({"val_size": 0.0}) == "channel scaling, no validation split"
 
 
 def test_baseline_rows_carry_their_training_budget(tmp_path, monkeypatch):
-    monkeypatch.setattr(pt, "RESULTS", tmp_path)
+    monkeypatch.setattr(ptr, "RESULTS", tmp_path)
     row = dict(seed=0, balanced_accuracy=0.5)
     pd.DataFrame([{**row, "config": "tsai-minirocket", "fold": f} for f in range(2)]).to_csv(
         tmp_path / "baselines_X.csv", index=False
@@ -49,7 +50,7 @@ def test_baseline_rows_carry_their_training_budget(tmp_path, monkeypatch):
     (tmp_path / "baselines_X_short.md").write_text(
         "- Networks: fit_one_cycle, 6 epochs (MVP pretraining 6), lr_max 0.001\n"
     )
-    b = pt._read_baselines("X")
+    b = ptr._read_baselines("X")
     assert b["config"].tolist() == [
         "tsai-minirocket",
         "tsai-minirocket",
@@ -58,18 +59,18 @@ def test_baseline_rows_carry_their_training_budget(tmp_path, monkeypatch):
         "tsai-tstplus (6 epochs)",
         "tsai-tstplus-mvp (6 epochs, MVP 6)",
     ]
-    assert pt._read_baselines("nothing") is None
+    assert ptr._read_baselines("nothing") is None
 
 
 def test_report_tests_over_subjects_and_compares_the_nested_choice(tmp_path, monkeypatch):
-    monkeypatch.setattr(pt, "RESULTS", tmp_path)
+    monkeypatch.setattr(ptr, "RESULTS", tmp_path)
     url = f"journal:{tmp_path / 'p.log'}"
     grid = dict(depths=(1,), cv=2, window="4s", verbose=False, storage=url, seeds=(0, 1))
     grid["baselines"] = ()  # the paper table reads its baselines from stored runs
     run_study("demo", study_name="paper-X", maskings=(), params=TINY, **grid)  # earlier
     run_study("demo", study_name="paper-X-subjects", maskings=("span",), params=TINY, **grid)
     run_study("demo", study_name="paper-XY", maskings=(), params=TINY, **grid)  # other
-    studies = pt._studies("X", url)
+    studies = ptr._studies("X", url)
     assert [s.study_name for s in studies] == ["paper-X", "paper-X-subjects"]
 
     # a baseline that kept its predictions: the subject-level study's scratch, relabelled
@@ -81,13 +82,13 @@ def test_report_tests_over_subjects_and_compares_the_nested_choice(tmp_path, mon
     pred.assign(config="tsai-minirocket", depth=np.nan).to_csv(
         tmp_path / "baselines_X_mr_predictions.csv.gz", index=False
     )
-    lines, summary = pt._protocol_report("X", studies, "balanced_accuracy")
+    lines, summary = ptr._protocol_report("X", studies, "balanced_accuracy")
     text = "\n".join(lines)
     assert "### Nested choice against the baselines" in text
     assert "### X, channel scaling: tested over subjects" in text
     assert "### X, channel scaling: fold level (earlier grid)" in text
     # the nested choice of each fold is the candidate with the best mean validation score
-    cand = pt._combined([studies[1]], {studies[1].study_name: results_frame(studies[1])})
+    cand = ptr._combined([studies[1]], {studies[1].study_name: results_frame(studies[1])})
     for k, g in cand.groupby("fold"):
         best = g.groupby("config")["val_score"].mean().idxmax()
         assert f"| {k} | {best} (depth 1) |" in text

@@ -105,6 +105,22 @@ def test_resume_skips_finished_runs_and_retries_refusals_at_new_revisions(tmp_pa
     assert ps.params_key({"b": 1, "a": 2}) == ps.params_key({"a": 2, "b": 1})
 
 
+def test_rows_are_appended_and_rows_before_the_defaults_column_never_count(tmp_path):
+    csv = tmp_path / "r.csv"
+    old = pd.DataFrame([_row(acc=0.123456789012345678)]).drop(columns="defaults")
+    old.to_csv(csv, index=False)  # the layout before the defaults column
+    before = ps.read_results(csv)
+    assert not ps.is_done(before, "GunPoint", "inner", 0, "{}", "abc", defaults="d1")
+    ps.save_row(csv, _row(acc=0.5))  # rewritten once in today's columns, every row kept
+    rows = ps.read_results(csv)
+    assert list(rows.columns) == ps.COLUMNS and len(rows) == 2
+    assert rows["medspt_accuracy"].iloc[0] == before["medspt_accuracy"].iloc[0]
+    assert pd.isna(rows["defaults"].iloc[0]) and rows["defaults"].iloc[1] == "d1"
+    text = csv.read_text()
+    ps.save_row(csv, _row("ArrowHead", acc=0.7))  # appended: earlier lines untouched
+    assert csv.read_text().startswith(text) and len(ps.read_results(csv)) == 3
+
+
 def test_defaults_key_follows_the_resolved_parameters():
     assert ps.defaults_key({}) == ps.defaults_key({"depth": 2})  # 2 is the default
     assert ps.defaults_key({}) != ps.defaults_key({"depth": 3})
