@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter
 
@@ -209,6 +210,7 @@ def fit_spt(
     stride: int | str | None = None,
     max_missing: float = 0.5,
     drop_short: bool = False,
+    unlabelled=None,
     **params,
 ) -> SPTClassifier:
     """Fit a self-pretrained Transformer classifier on a long DataFrame of recordings.
@@ -237,6 +239,10 @@ def fit_spt(
     drop_short : bool, default=False
         Drop subjects without one complete window within a label (with a warning)
         instead of stopping with an error.
+    unlabelled : DataFrame or WindowSet, optional
+        Recordings of the same kind without labels (same channel and subject columns; a
+        label column, if any, is ignored): cut into windows like ``df``, pretraining
+        reconstructs them beside the labelled windows; fine-tuning never sees them.
     **params
         Any :class:`~medspt.SPTClassifier` parameter; ``masking="span"`` and
         ``pretrain=True`` by default. The seed is ``random_state`` (``--seed`` on the
@@ -273,10 +279,53 @@ def fit_spt(
         )
     if ws.y is None:
         raise InputError(f"label column {label!r} is needed to fit")
+    uws = unlabelled_windows(unlabelled, ws, spec, label=label, subject=subject,
+                             recording=recording, time=time, max_missing=max_missing,
+                             drop_short=drop_short)  # fmt: skip
     clf = SPTClassifier(**params)
-    clf.fit(ws, groups=ws.groups)
+    if uws is None:
+        clf.fit(ws, groups=ws.groups)
+    else:
+        clf.fit(ws, groups=ws.groups, X_unlabelled=uws.X, groups_unlabelled=uws.groups)
     clf.frame_spec_ = spec
     return clf
+
+
+def unlabelled_windows(
+    unlabelled,
+    ws: WindowSet,
+    spec: WindowSpec | None,
+    **read,
+) -> WindowSet | None:
+    """Unlabelled recordings cut into windows exactly like the labelled ``ws``: the same
+    channels, sampling rate, window length and stride (``spec``); ``read`` holds the
+    column names and cleaning options of :func:`fit_spt`. None when ``unlabelled`` is.
+    """
+    if unlabelled is None:
+        return None
+    if isinstance(unlabelled, WindowSet):
+        uws = unlabelled
+    elif isinstance(unlabelled, pd.DataFrame):
+        if spec is None or spec.window is None:
+            raise InputError(
+                "unlabelled recordings are cut into windows of the labelled ones' length: "
+                "give window= (e.g. '10s'; --window) and a long DataFrame, not window=None"
+            )
+        label = read.get("label", "label")
+        frame = unlabelled if label in unlabelled.columns else unlabelled.assign(**{label: "?"})
+        read = {**read, "channels": list(spec.channels), "fs": spec.fs}
+        uws, _ = windows_from(frame, window=spec.window, stride=spec.stride, **read)
+    else:
+        raise InputError(
+            f"unlabelled must be a long DataFrame or a WindowSet, got {type(unlabelled).__name__}"
+        )
+    if uws.X.shape[1:] != ws.X.shape[1:] or list(uws.channels) != list(ws.channels):
+        raise InputError(
+            f"unlabelled windows have channels {list(uws.channels)} and {uws.X.shape[2]} "
+            f"steps, the labelled ones {list(ws.channels)} and {ws.X.shape[2]}: cut both the "
+            "same way"
+        )
+    return uws
 
 
 # How a long table is read and cut: the keyword arguments of fit_spt, shared by evaluate,
@@ -284,15 +333,19 @@ def fit_spt(
 DATA_DEFAULTS = {
     name: p.default
     for name, p in inspect.signature(fit_spt).parameters.items()
-    if p.kind is p.KEYWORD_ONLY
+    if p.kind is p.KEYWORD_ONLY and name != "unlabelled"  # data, not how data is read
 }
 
 
 def fit_fold(
-    ws: WindowSet, train_idx: np.ndarray, test_idx: np.ndarray, params: dict
+    ws: WindowSet,
+    train_idx: np.ndarray,
+    test_idx: np.ndarray,
+    params: dict,
+    unlabelled: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[dict, SPTClassifier, np.ndarray]:
-    """Fit an :class:`SPTClassifier` on one fold's training windows and score its test
-    windows.
+    """Fit an :class:`SPTClassifier` on one fold's training windows (and ``unlabelled``
+    windows with their subjects, for pretraining) and score its test windows.
 
     Returns
     -------
@@ -308,7 +361,8 @@ def fit_fold(
     tr, te = np.asarray(train_idx), np.asarray(test_idx)
     clf = SPTClassifier(**{**params, "verbose": False})
     t0 = perf_counter()
-    clf.fit(ws.X[tr], ws.classes[ws.y[tr]], groups=ws.groups[tr])
+    Xu, gu = unlabelled if unlabelled is not None else (None, None)
+    clf.fit(ws.X[tr], ws.classes[ws.y[tr]], ws.groups[tr], X_unlabelled=Xu, groups_unlabelled=gu)
     wall = perf_counter() - t0
     full, metrics = _score_test(ws, te, clf.classes_, clf.predict_proba(ws.X[te]))
     histories = getattr(clf, "member_histories_", None) or [clf.history_]
@@ -324,6 +378,7 @@ def fit_fold(
         "optimizer_steps": int(sum(r.get("steps", 0) for r in epochs)),
         "val_subjects": " ".join(map(str, clf.validation_subjects_)),
         "val_score": val_score(clf),
+        "n_unlabelled": clf.n_unlabelled_windows_,
         "wall_time_s": wall,
         "windows_per_s": sum(r["windows"] for r in epochs) / train_s if train_s > 0 else np.nan,
     }
@@ -352,6 +407,7 @@ def fit_baseline_fold(
         "optimizer_steps": 0,
         "val_subjects": "",
         "val_score": np.nan,  # nothing held out: a baseline is never "chosen"
+        "n_unlabelled": 0,
         "wall_time_s": wall,
         "windows_per_s": len(tr) / wall if wall > 0 else np.nan,
     }
@@ -411,6 +467,7 @@ def evaluate(
     stride: int | str | None = None,
     max_missing: float = 0.5,
     drop_short: bool = False,
+    unlabelled=None,
     refit: bool = False,
     metric: str = "balanced_accuracy",
     verbose: bool = True,
@@ -441,6 +498,11 @@ def evaluate(
         (:func:`medspt.evaluation.versus.versus_baseline`).
     label, subject, recording, time, channels, fs, window, stride, max_missing, drop_short
         How a DataFrame is read and cut, as in :func:`fit_spt`.
+    unlabelled : DataFrame or WindowSet, optional
+        Recordings without labels, cut like ``data``: in every fold, SPT pretrains on the
+        training windows and the unlabelled ones (``scratch-long`` counts them in its
+        budget; scratch and the baselines ignore them). The unlabelled windows of a fold's
+        test subjects are left out of that fold, with a warning naming the subjects.
     refit : bool, default=False
         After the cross-validation, fit the configuration with the best validation score
         (validation subjects inside the training parts; test folds never looked at) on
@@ -463,43 +525,55 @@ def evaluate(
         fold, window and subject counts, metrics (accuracy, balanced_accuracy, macro_f1,
         roc_auc, subject_accuracy), pretrain_epochs, finetune_epoch (the epoch whose
         weights were kept), optimizer_steps, val_subjects (held out for early stopping),
-        wall time and training windows per second. ``results.predictions`` holds the
+        n_unlabelled (unlabelled windows pretrained on beside the fold's own), wall time
+        and training windows per second. ``results.predictions`` holds the
         out-of-fold predictions of every window, fit and seed (see :class:`Results`);
         :func:`summarize` uses them to test over subjects.
     """
     check_params(params, evaluate, grid=True)
     baselines = check_baselines(baselines)
-    ws, spec = windows_from(
-        data,
-        y,
-        groups,
-        label=label,
-        subject=subject,
-        recording=recording,
-        time=time,
-        channels=channels,
-        fs=fs,
-        window=window,
-        stride=stride,
-        max_missing=max_missing,
-        drop_short=drop_short,
-    )
+    read = dict(label=label, subject=subject, recording=recording, time=time,
+                max_missing=max_missing, drop_short=drop_short)  # fmt: skip
+    cut = dict(channels=channels, fs=fs, window=window, stride=stride)
+    ws, spec = windows_from(data, y, groups, **cut, **read)
     _check_labels(ws)
+    uws = unlabelled_windows(unlabelled, ws, spec, **read)
     configs = _configurations(depths, maskings, scratch, scratch_long, baselines)
     folds = _resolve_folds(cv, ws)
+    extra = [fold_unlabelled(uws, ws.groups[te], k) for k, (_, te) in enumerate(folds)]
     jobs = [(k, c, s) for k in range(len(folds)) for c in configs for s in seeds]
     fits = [
-        _fit_job(ws, folds[k], k, c, seed, params)
+        _fit_job(ws, folds[k], k, c, seed, params, extra[k])
         for k, c, seed in tqdm(jobs, desc="evaluate", disable=not verbose)
     ]
     results = _collect(fits, ws)
     if refit:
         custom = {c["config"]: c["masking"] for c in configs if callable(c["masking"])}
         best = refit_best(
-            ws, results, params, spec=spec, metric=metric, maskings=custom, verbose=verbose
-        )
+            ws, results, params, spec=spec, metric=metric, maskings=custom, verbose=verbose,
+            unlabelled=uws,
+        )  # fmt: skip
         results.best_estimator_, results.chosen_ = best, best.evaluation_
     return results
+
+
+def fold_unlabelled(
+    uws: WindowSet | None, test_groups: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The unlabelled windows (and their subjects) fold ``k`` may pretrain on: none of a
+    test subject's, which are left out with a warning naming them."""
+    if uws is None:
+        return None
+    held = np.isin(uws.groups, np.unique(test_groups))
+    if held.any():
+        names = ", ".join(map(str, np.unique(uws.groups[held])))
+        warnings.warn(
+            f"fold {k}: unlabelled windows of test subject(s) {names} left out of its "
+            f"pretraining ({int(held.sum())} windows), so no test subject is seen",
+            UserWarning,
+            stacklevel=3,
+        )
+    return uws.X[~held], uws.groups[~held]
 
 
 def _check_labels(ws: WindowSet) -> None:
@@ -549,10 +623,17 @@ def _resolve_folds(cv: int | Iterable, ws: WindowSet) -> list:
 
 
 def _fit_job(
-    ws: WindowSet, fold: tuple, k: int, config: dict, seed: int, params: dict
+    ws: WindowSet,
+    fold: tuple,
+    k: int,
+    config: dict,
+    seed: int,
+    params: dict,
+    unlabelled: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[dict, pd.DataFrame]:
     """Fit one configuration with one seed on fold ``k``: its result row and its
-    out-of-fold predictions."""
+    out-of-fold predictions. ``unlabelled`` (windows, subjects) go to the configurations
+    that pretrain or count SPT's budget."""
     keys = dict(config=config["config"], depth=config["depth"], seed=seed, fold=k)
     if config["config"] in BASELINES:
         row, _, proba = fit_baseline_fold(ws, *fold, config["config"], seed)
@@ -560,7 +641,8 @@ def _fit_job(
     masking = config["masking"]
     shared = dict(params) if masking is None else dict(params, masking=masking)
     est_params = config_params(config["config"], config["depth"], seed, shared)
-    row, _, proba = fit_fold(ws, *fold, est_params)
+    uses = est_params.get("pretrain", True) or est_params.get("steps_like_spt")
+    row, _, proba = fit_fold(ws, *fold, est_params, unlabelled if uses else None)
     if masking is not None and not isinstance(masking, str):
         masking = "custom"
     row = {**config, "masking": masking, "seed": seed, "fold": k, **row}

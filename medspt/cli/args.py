@@ -195,6 +195,23 @@ def add_data_args(p: argparse.ArgumentParser, *, data: bool = True) -> None:
     )  # fmt: skip
 
 
+def add_unlabelled_arg(p: argparse.ArgumentParser) -> None:
+    """``--unlabelled FILE``: recordings without labels for pretraining."""
+    p.add_argument(
+        "--unlabelled", default=None, metavar="FILE",
+        help="long-format file of recordings without labels (same channel and subject "
+        "columns), cut like --data: SPT pretrains on them too, fine-tuning never sees them; "
+        "a test subject's are left out of its fold (default: none)",
+    )  # fmt: skip
+
+
+def read_kwargs(a) -> dict:
+    """The data options that say how a table is read (columns, cleaning), without how it
+    is cut: unlabelled recordings are cut like the labelled ones."""
+    keep = ("label", "subject", "recording", "time", "max_missing", "drop_short")
+    return {k: v for k, v in data_kwargs(a).items() if k in keep}
+
+
 def data_kwargs(a) -> dict:
     """The data options as keyword arguments of ``fit_spt`` / ``evaluate`` /
     ``run_study`` / ``windows_from``."""

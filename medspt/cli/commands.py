@@ -136,7 +136,10 @@ def cmd_fit(a) -> int:
     from medspt.evaluation.plots import plot_history
 
     df = read_table(a.data)
-    clf = fit_spt(df, **data_kwargs(a), **model_params(a), verbose=not a.quiet)
+    unlabelled = read_table(a.unlabelled, "--unlabelled") if a.unlabelled else None
+    clf = fit_spt(
+        df, **data_kwargs(a), unlabelled=unlabelled, **model_params(a), verbose=not a.quiet
+    )
     if a.quiet:  # a verbose fit printed it before training
         print(clf.data_summary_)
     out = Path(a.out)
@@ -219,8 +222,8 @@ def _validation_per_fold(ws, folds, a) -> list[int]:
 
 
 def cmd_evaluate(a) -> int:
-    from medspt.api import evaluate, windows_from
-    from medspt.cli.args import data_kwargs, model_params
+    from medspt.api import evaluate, unlabelled_windows, windows_from
+    from medspt.cli.args import data_kwargs, model_params, read_kwargs
     from medspt.core.splits import subject_folds
     from medspt.core.tables import read_table
     from medspt.data.summary import DataSummary
@@ -230,6 +233,11 @@ def cmd_evaluate(a) -> int:
     ws, spec = windows_from(read_table(a.data), **data_kwargs(a))  # cut once, for both
     if ws.y is None:
         raise InputError(f"--data file {a.data!r} has no labels (--label {a.label})")
+    uws = None
+    if a.unlabelled:
+        other = read_table(a.unlabelled, "--unlabelled")
+        uws = unlabelled_windows(other, ws, spec, **read_kwargs(a))
+        print(f"unlabelled: {len(uws)} windows of {len(set(uws.groups))} subjects for pretraining")
     folds = subject_folds(ws.y, ws.groups, a.cv)
     summary = DataSummary.of(ws)
     summary.validation_per_fold = _validation_per_fold(ws, folds, a)
@@ -244,6 +252,7 @@ def cmd_evaluate(a) -> int:
         scratch=not a.no_scratch,
         scratch_long=not a.no_scratch_long,
         baselines=tuple(a.baselines),
+        unlabelled=uws,
         refit=a.refit,
         metric=a.metric,
         verbose=not a.quiet,
@@ -355,7 +364,7 @@ def _add_demo(sub) -> None:
 
 
 def _add_fit(sub) -> None:
-    from medspt.cli.args import add_data_args, add_model_args
+    from medspt.cli.args import add_data_args, add_model_args, add_unlabelled_arg
 
     p = sub.add_parser(
         "fit",
@@ -364,6 +373,7 @@ def _add_fit(sub) -> None:
         "of the same name (--d-model is d_model; --seed is random_state).",
     )
     add_data_args(p)
+    add_unlabelled_arg(p)
     add_model_args(p)
     p.add_argument("--quiet", action="store_true", help="no progress bars (default: shown)")
     _out(p, "model.safetensors", "model file to write")
@@ -399,6 +409,7 @@ def _add_evaluate(sub) -> None:
         add_data_args,
         add_grid_args,
         add_model_args,
+        add_unlabelled_arg,
     )
 
     p = sub.add_parser(
@@ -409,6 +420,7 @@ def _add_evaluate(sub) -> None:
         "every other option is the argument of the same name, shared by all models.",
     )
     add_data_args(p)
+    add_unlabelled_arg(p)
     add_grid_args(p, depths=[2], maskings=["span"], seeds=[0])
     add_baseline_args(p)
     add_model_args(p, grid=True)

@@ -12,12 +12,13 @@ from medspt.core.errors import InputError
 __all__ = ["read_table"]
 
 
-def read_table(path: str) -> pd.DataFrame:
+def read_table(path: str, flag: str = "--data") -> pd.DataFrame:
     """A ``.csv``, ``.tsv`` or ``.parquet`` file as a DataFrame; clear errors naming the
-    ``--data`` file when it is missing, unreadable or of another kind."""
+    file and its option ``flag`` (``--data``, ``--unlabelled``) when it is missing,
+    unreadable or of another kind."""
     p = Path(path)
     if not p.is_file():
-        raise InputError(f"--data file {path!r} does not exist")
+        raise InputError(f"{flag} file {path!r} does not exist")
     suffix = p.suffix.lower()
     try:
         if suffix in (".csv", ".txt", ".tsv"):
@@ -25,5 +26,5 @@ def read_table(path: str) -> pd.DataFrame:
         if suffix in (".parquet", ".pq"):
             return pd.read_parquet(p)
     except (ValueError, OSError, pd.errors.ParserError) as e:
-        raise InputError(f"could not read --data file {path!r}: {e}") from None
-    raise InputError(f"--data file {path!r}: expected a .csv, .tsv or .parquet file")
+        raise InputError(f"could not read {flag} file {path!r}: {e}") from None
+    raise InputError(f"{flag} file {path!r}: expected a .csv, .tsv or .parquet file")

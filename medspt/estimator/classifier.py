@@ -255,6 +255,9 @@ class TrainingData:
         Their class codes, positions in ``classes_``.
     channel_groups : list of list of int, optional
         Channels ``masking="channel"`` hides together, as indices.
+    X_unlabelled : Tensor of shape (m, C, T), optional
+        Normalized windows without labels: pretraining reconstructs them beside
+        ``X_train``; fine-tuning never sees them.
     """
 
     X_train: torch.Tensor
@@ -262,6 +265,14 @@ class TrainingData:
     X_val: torch.Tensor
     y_val: torch.Tensor
     channel_groups: list[list[int]] | None = None
+    X_unlabelled: torch.Tensor | None = None
+
+    @property
+    def X_pretrain(self) -> torch.Tensor:
+        """What pretraining reconstructs: the training windows, then the unlabelled ones."""
+        if self.X_unlabelled is None or not len(self.X_unlabelled):
+            return self.X_train
+        return torch.cat([self.X_train, self.X_unlabelled])
 
 
 class SPTClassifier(ClassifierMixin, BaseEstimator):
@@ -441,6 +452,9 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
     validation_subjects_ : ndarray
         Training subjects held out for early stopping (empty without validation); from
         :func:`medspt.core.splits.validation_split`, as every benchmark uses.
+    n_unlabelled_windows_ : int
+        Unlabelled windows pretraining reconstructed beside the training windows (0
+        without ``X_unlabelled``; those of validation subjects are left out).
     attention_ : str
         Attention the fitted model predicts with (``"full"`` after recovery epochs).
     mean_, std_ : ndarray of shape (C,)
@@ -607,7 +621,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
 
-    def fit(self, X, y=None, groups=None):
+    def fit(self, X, y=None, groups=None, X_unlabelled=None, groups_unlabelled=None):
         """Pretrain (optionally) and fine-tune on windows.
 
         Holds out validation subjects, normalizes, then trains each ensemble member:
@@ -623,17 +637,29 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         groups : array-like of shape (N,), optional
             Subject of each window. Early stopping then holds out whole subjects;
             without groups every window counts as its own subject.
+        X_unlabelled : array-like of shape (M, C, T) or (M, T), or WindowSet, optional
+            Windows without labels, of the same channels and length: pretraining
+            reconstructs them beside the training windows (and counts them in its
+            budget); fine-tuning never sees them. Normalized with the labelled training
+            windows' statistics.
+        groups_unlabelled : array-like of shape (M,), optional
+            Their subjects (taken from a WindowSet): windows of the validation subjects
+            are left out, so the held-out subjects stay unseen.
         """
         self._check_params()
         X, y, groups, source = self._validate_training_data(X, y, groups)
+        unlabelled, unlabelled_groups = self._validate_unlabelled(
+            X_unlabelled, groups_unlabelled, X.shape
+        )
         t_start = time.perf_counter()
         # the steps: split -> normalize -> per member pretrain -> fine-tune -> recover
         train, val = self._split(y, groups)
+        unlabelled = self._unlabelled_outside_validation(unlabelled, unlabelled_groups)
         self._resolve_sizes(X, n_train=len(train))
         self.data_summary_ = self._summarize(X, y, groups, source)
         if self.verbose:
             print(self.data_summary_)
-        data = self._normalize_split(X, y, train, val)
+        data = self._normalize_split(X, y, train, val, unlabelled)
         config = self._model_config(n_channels=X.shape[1], n_steps=X.shape[2])
         seed = int(self.random_state)
         # members differ in weights, masks and batch order (_fit_member runs the stages)
@@ -708,6 +734,62 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
                 f"{int(np.flatnonzero(empty)[0])}; drop them"
             )
         return X, y, groups, source
+
+    def _validate_unlabelled(
+        self, X_unlabelled, groups_unlabelled, shape: tuple[int, ...]
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """``X_unlabelled`` as float32 ``(M, C, T)`` of the labelled windows' ``C`` and
+        ``T`` with its subjects (None when not given), or an error naming what differs."""
+        if X_unlabelled is None:
+            return None, None
+        if isinstance(X_unlabelled, WindowSet):
+            if groups_unlabelled is None:
+                groups_unlabelled = X_unlabelled.groups
+            if list(X_unlabelled.channels) != list(self.channels_):
+                raise InputError(
+                    f"X_unlabelled has channels {list(X_unlabelled.channels)}, the labelled "
+                    f"windows {list(self.channels_)}: cut both from the same columns"
+                )
+            X_unlabelled = X_unlabelled.X
+        Xu = np.asarray(X_unlabelled, dtype=np.float32)
+        if Xu.ndim == 2:
+            Xu = Xu[:, None, :]
+        if Xu.ndim != 3 or Xu.shape[1:] != tuple(shape[1:]) or not len(Xu):
+            raise InputError(
+                f"X_unlabelled must hold windows of shape (M, {shape[1]}, {shape[2]}) like "
+                f"the labelled ones (channels, steps), got {Xu.shape}: cut them with the "
+                "same channels and window"
+            )
+        if np.isinf(Xu).any() or np.isnan(Xu).all(axis=(1, 2)).any():
+            raise InputError(
+                "X_unlabelled has infinite values or windows with no observed value (all "
+                "NaN): drop them"
+            )
+        if groups_unlabelled is not None:
+            groups_unlabelled = np.asarray(groups_unlabelled)
+            if groups_unlabelled.shape != (len(Xu),):
+                raise InputError(
+                    f"groups_unlabelled must have one subject per unlabelled window "
+                    f"({len(Xu)}), got shape {groups_unlabelled.shape}"
+                )
+        return Xu, groups_unlabelled
+
+    def _unlabelled_outside_validation(
+        self, Xu: np.ndarray | None, groups_u: np.ndarray | None
+    ) -> np.ndarray | None:
+        """The unlabelled windows of subjects other than the validation subjects (which
+        must stay unseen); sets ``n_unlabelled_windows_``."""
+        if Xu is not None and groups_u is not None and len(self.validation_subjects_):
+            Xu = Xu[~np.isin(groups_u, self.validation_subjects_)]
+        self.n_unlabelled_windows_ = 0 if Xu is None else len(Xu)
+        if Xu is not None and not self._pretrains() and not self.steps_like_spt:
+            warnings.warn(
+                "X_unlabelled is used by pretraining only, and this model does not pretrain "
+                "(pretrain=False): the unlabelled windows are ignored",
+                UserWarning,
+                stacklevel=3,
+            )
+        return Xu
 
     def _auto_patch_len(self, T: int) -> int:
         """``patch_len="auto"`` for windows of ``T`` steps: the patch length
@@ -790,14 +872,21 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         return train, val
 
     def _normalize_split(
-        self, X: np.ndarray, y: np.ndarray, train: np.ndarray, val: np.ndarray
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        train: np.ndarray,
+        val: np.ndarray,
+        unlabelled: np.ndarray | None = None,
     ) -> TrainingData:
-        """Set the channel statistics ``mean_`` and ``std_`` (of all windows ``X``, after
-        per-window centring with ``normalize="window"``) and return the normalized
-        training and validation windows with their class codes."""
+        """Set the channel statistics ``mean_`` and ``std_`` (of all labelled windows
+        ``X``, after per-window centring with ``normalize="window"``) and return the
+        normalized training and validation windows with their class codes, and the
+        ``unlabelled`` windows normalized alike."""
         self.mean_, self.std_ = channel_stats(self._center(X))
         Xn = torch.from_numpy(self._normalize(X))
         codes = torch.from_numpy(np.searchsorted(self.classes_, y).astype(np.int64))
+        Xu = None if unlabelled is None else torch.from_numpy(self._normalize(unlabelled))
         return TrainingData(
             X_train=Xn[train],
             y_train=codes[train],
@@ -805,6 +894,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             y_val=codes[val],
             # resolved here so that a bad group fails before any training
             channel_groups=resolve_channel_groups(self.channel_groups, self.channels_),
+            X_unlabelled=Xu,
         )
 
     def _model_config(self, n_channels: int, n_steps: int) -> ModelConfig:
@@ -842,16 +932,16 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         model = SPTTransformer(dataclasses.replace(config))  # its own copy: set_attention
         history: dict[str, list[dict]] = {"pretrain": [], "finetune": [], "recover": []}
         best = {"pretrain": 0, "finetune": 0, "recover": 0}
-        n_train = len(data.X_train)
+        n_train, n_pretrain = len(data.X_train), len(data.X_pretrain)
         ends_hierarchical = self._recovery_stage()
         if self._pretrains():
-            epochs = self._stage_epochs(self.pretrain_epochs, n_train)
+            epochs = self._stage_epochs(self.pretrain_epochs, n_pretrain)
             history["pretrain"], best["pretrain"] = self._pretrain(model, data, seed, epochs)
             if ends_hierarchical == "pretrain":
                 if self.recover_epochs:
                     history["recover"], best["recover"] = self._recover(model, data, seed)
                 model.set_attention("full")  # fine-tuning uses full attention
-        epochs = self._finetune_epochs(n_train)
+        epochs = self._finetune_epochs(n_train, n_pretrain)
         desc = "finetune" if self.pretrain else "scratch"
         history["finetune"], best["finetune"] = self._finetune(model, data, seed, epochs, desc)
         if ends_hierarchical == "finetune" and self.recover_epochs:
@@ -872,12 +962,18 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             return "pretrain"
         return "finetune"
 
-    def _finetune_epochs(self, n_train: int) -> int:
+    def _finetune_epochs(self, n_train: int, n_pretrain: int | None = None) -> int:
         """Fine-tuning epochs; with ``steps_like_spt`` and no pretraining, SPT's whole
-        resolved budget (both of its stages, as :meth:`_stage_epochs` resolves them)."""
+        resolved budget: both of its stages as :meth:`_stage_epochs` resolves them, its
+        pretraining on ``n_pretrain`` windows (the training windows and any unlabelled
+        ones) counted in steps and turned into epochs of ``n_train`` windows."""
         epochs = self._stage_epochs(self.epochs, n_train)
         if self.steps_like_spt and not self._pretrains():
-            epochs += self._stage_epochs(self.pretrain_epochs, n_train)
+            n_pretrain = n_train if n_pretrain is None else n_pretrain
+            spt_steps = self._stage_epochs(self.pretrain_epochs, n_pretrain) * -(
+                -n_pretrain // self.batch_size_
+            )
+            epochs += -(-spt_steps // -(-n_train // self.batch_size_))
         return epochs
 
     def _stage_epochs(self, epochs: int, n_train: int) -> int:
@@ -913,7 +1009,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         validation windows). Returns the history and the epoch whose weights were kept."""
         return pretrain(
             model,
-            data.X_train,
+            data.X_pretrain,
             X_val=data.X_val,
             masking=self.masking,
             mask_ratio=float(self.mask_ratio),

@@ -60,11 +60,13 @@ def refit_best(
     source: str = "evaluate",
     maskings: Mapping | None = None,
     verbose: bool = False,
+    unlabelled: WindowSet | None = None,
 ) -> SPTClassifier:
     """Fit the configuration chosen by :func:`choose_configuration` on all of ``ws``.
 
     ``params`` are the settings every configuration shared; the seed is the smallest of
-    the evaluation; ``maskings`` maps ``spt-<name>`` to a custom masking callable. The
+    the evaluation; ``maskings`` maps ``spt-<name>`` to a custom masking callable;
+    ``unlabelled`` windows join the pretraining of a self-pretrained choice. The
     model keeps in ``evaluation_`` (and in its file) the choice, the rule, every
     candidate's validation score, the chosen configuration's cross-validated ``metric``
     (``cv_mean``, seeds averaged within folds), the nested estimate of choosing then
@@ -77,7 +79,9 @@ def refit_best(
     seed = int(results["seed"].min())
     est_params = config_params(chosen["config"], chosen["depth"], seed, shared)
     clf = SPTClassifier(**{**est_params, "verbose": verbose})
-    clf.fit(ws, groups=ws.groups)
+    uses = est_params["pretrain"] or est_params.get("steps_like_spt")
+    Xu, gu = (unlabelled.X, unlabelled.groups) if unlabelled is not None and uses else (None, None)
+    clf.fit(ws, groups=ws.groups, X_unlabelled=Xu, groups_unlabelled=gu)
     clf.frame_spec_ = spec
     saved = {k: v for k, v in est_params.items() if not callable(v)}
     clf.evaluation_ = _selection_record(results, chosen, metric, source, saved)
