@@ -12,11 +12,18 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.model_selection import GroupShuffleSplit, StratifiedGroupKFold
+from sklearn.model_selection import GroupShuffleSplit, StratifiedGroupKFold, train_test_split
 
 from medspt.core.errors import InputError
 
-__all__ = ["FoldSplit", "subject_folds", "check_folds", "validation_split", "fold_split"]
+__all__ = [
+    "FoldSplit",
+    "subject_folds",
+    "check_folds",
+    "validation_split",
+    "fold_split",
+    "labelled_subjects",
+]
 
 Fold = tuple[np.ndarray, np.ndarray]
 
@@ -172,3 +179,39 @@ def fold_split(
     check_folds([(tr, te)], groups, len(groups), first=fold_index)
     fit, val = validation_split(labels[tr], groups[tr], val_size, seed)
     return FoldSplit(fold_index, seed, tr[fit], tr[val], te, groups)
+
+
+def labelled_subjects(
+    labels: np.ndarray, groups: np.ndarray, fraction: float, random_state: int = 0
+) -> np.ndarray:
+    """The subjects whose labels a label-efficiency run keeps: ``fraction`` of the subjects
+    of ``groups`` (rounded, at least one per class), drawn with ``random_state`` and
+    stratified by each subject's set of classes (a subject of one class, as in case-control
+    data, counts in its class; subjects that hold every class are drawn plainly).
+
+    Returns
+    -------
+    ndarray
+        The chosen subjects, sorted; all of them for ``fraction=1``.
+    """
+    labels, groups = np.asarray(labels), np.asarray(groups)
+    if not 0 < fraction <= 1:
+        raise InputError(f"fraction={fraction!r}: give the share of subjects in (0, 1]")
+    subjects = np.unique(groups)
+    if fraction == 1:
+        return subjects
+    strata = np.array([",".join(map(str, np.unique(labels[groups == s]))) for s in subjects])
+    kinds, counts = np.unique(strata, return_counts=True)
+    n = int(min(len(subjects), max(round(fraction * len(subjects)), len(kinds))))
+    stratify = strata if counts.min() >= 2 and len(kinds) < n < len(subjects) else None
+    if n == len(subjects):
+        return subjects
+    chosen, _ = train_test_split(
+        subjects, train_size=n, stratify=stratify, random_state=random_state
+    )
+    missing = np.setdiff1d(np.unique(labels), labels[np.isin(groups, chosen)])
+    rng = np.random.default_rng(random_state)
+    for cls in missing:  # an unlucky plain draw: add a subject of each class it lost
+        holders = np.setdiff1d(np.unique(groups[labels == cls]), chosen)
+        chosen = np.append(chosen, rng.choice(holders))
+    return np.sort(chosen)

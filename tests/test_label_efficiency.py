@@ -1,0 +1,70 @@
+"""The label-efficiency benchmark: each cell keeps the labels of a stratified share of the
+training subjects, hands the others' windows to pretraining, never a test subject's, and
+resumes from the cells already written."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import label_efficiency as le  # noqa: E402
+from _baselines_folds import load_windows  # noqa: E402
+
+from medspt.core.splits import labelled_subjects  # noqa: E402
+
+TINY = '{"d_model": 16, "n_heads": 2, "min_steps": 0, "epochs": 2, "pretrain_epochs": 1}'
+
+
+def test_labelled_subjects_are_a_stratified_seeded_share():
+    groups = np.repeat(np.arange(40), 3)
+    labels = np.repeat(np.where(np.arange(40) < 10, "pd", "co"), 3)  # 10 : 30 subjects
+    chosen = labelled_subjects(labels, groups, 0.2, random_state=3)
+    assert len(chosen) == 8 and (chosen < 10).sum() == 2  # the classes' share kept
+    assert np.array_equal(chosen, labelled_subjects(labels, groups, 0.2, random_state=3))
+    assert not np.array_equal(chosen, labelled_subjects(labels, groups, 0.2, random_state=4))
+    assert np.array_equal(labelled_subjects(labels, groups, 1.0), np.arange(40))
+    tiny = labelled_subjects(labels, groups, 0.01, random_state=0)  # at least one per class
+    assert set(labels[np.isin(groups, tiny)]) == {"pd", "co"}
+    with pytest.raises(ValueError, match=r"fraction=0: give the share of subjects in \(0, 1\]"):
+        labelled_subjects(labels, groups, 0)
+
+
+def test_a_cell_splits_training_subjects_and_never_hands_over_a_test_subject():
+    _, ws, folds, _ = load_windows("demo")
+    for k, (tr, te) in enumerate(folds):
+        labelled, unlabelled, keep = le.cell_split(ws, (tr, te), 0.5, 0, k)
+        train_subjects = set(ws.groups[tr])
+        assert set(ws.groups[labelled]) == set(keep) and len(keep) == len(train_subjects) // 2
+        assert set(unlabelled.groups) == train_subjects - set(keep)
+        assert not set(unlabelled.groups) & set(ws.groups[te])
+        assert len(labelled) + len(unlabelled) == len(tr)
+        assert set(ws.labels[labelled]) == set(ws.labels[tr])  # every class keeps labels
+        assert le.cell_split(ws, (tr, te), 1.0, 0, k)[1] is None
+
+
+def test_cells_are_appended_and_a_rerun_resumes(tmp_path, capsys):
+    argv = ["--protocol", "demo", "--fractions", "0.5", "--seeds", "0", "--params", TINY,
+            "--out", str(tmp_path)]  # fmt: skip
+    assert le.main(argv) == 0
+    rows = pd.read_csv(tmp_path / "label_efficiency" / "demo.csv")
+    assert len(rows) == 9 and rows.groupby("config").size().to_dict() == {
+        "scratch": 3, "scratch-long": 3, "spt-span": 3,
+    }  # fmt: skip
+    assert (rows.loc[rows["config"] == "scratch", "n_unlabelled"] == 0).all()
+    spt = rows[rows["config"] == "spt-span"].set_index("fold")
+    assert (spt["n_unlabelled"] > 0).all() and (spt["n_labelled_subjects"] == 4).all()
+    long = rows[rows["config"] == "scratch-long"].set_index("fold")
+    assert (long["optimizer_steps"] >= spt["optimizer_steps"]).all()
+    md = (tmp_path / "label_efficiency.md").read_text()
+    assert "| 50% | 4.0 |" in md and "spt-span @ 50% | scratch-long @ 50%" in md
+    assert (tmp_path / "label_efficiency.png").stat().st_size > 0
+    capsys.readouterr()
+    assert le.main(argv) == 0  # resumed: nothing refitted
+    assert "labelled, seed" not in capsys.readouterr().out
+    assert len(pd.read_csv(tmp_path / "label_efficiency" / "demo.csv")) == 9
