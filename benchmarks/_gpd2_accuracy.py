@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _common import append_csv
+from _common import append_csv, git_revision, params_hash
 from _gpd2_report import paths
 
 CONFIGS = {
@@ -33,11 +33,14 @@ def _recipe(args: argparse.Namespace) -> dict:
 
 
 def _done(csv: Path) -> set:
-    """(config, protocol, fold, seed, settings) of the fits already stored."""
+    """(config, protocol, fold, seed, settings, defaults) of the fits already stored: a fit
+    under other estimator defaults (another ``defaults`` hash, or none recorded) is not."""
     if not csv.is_file():
         return set()
-    df = pd.read_csv(csv)
-    return set(zip(df["config"], df["protocol"], df["fold"], df["seed"], df["settings"]))
+    df = pd.read_csv(csv, dtype={"defaults": str})
+    defaults = df["defaults"] if "defaults" in df.columns else pd.Series("", index=df.index)
+    keys = zip(df["config"], df["protocol"], df["fold"], df["seed"], df["settings"], defaults)
+    return set(keys)
 
 
 def _fit_all(p, configs: dict, args: argparse.Namespace, csv: Path, pred: Path) -> None:
@@ -48,12 +51,13 @@ def _fit_all(p, configs: dict, args: argparse.Namespace, csv: Path, pred: Path) 
     if p.name == "GPD-1":  # GPD-1's 10-s windows: the estimator's own patch length
         shared.pop("patch_len")
     settings = json.dumps(shared, sort_keys=True)
-    done = _done(csv)
+    done, revision = _done(csv), git_revision()  # refuses uncommitted code
+    defaults = {name: params_hash({**shared, **extra}) for name, extra in configs.items()}
     for k in args.folds:
         tr, te = p.folds[k]
         for seed in args.seeds:
             for name, extra in configs.items():
-                if (name, p.name, k, seed, settings) in done:
+                if (name, p.name, k, seed, settings, defaults[name]) in done:
                     continue
                 params = {**shared, **extra, "random_state": seed}
                 print(f"  {p.name} fold {k} seed {seed} {name} …", file=sys.stderr, flush=True)
@@ -65,7 +69,8 @@ def _fit_all(p, configs: dict, args: argparse.Namespace, csv: Path, pred: Path) 
                     flush=True,
                 )
                 keys = dict(config=name, depth=clf.depth, seed=seed)
-                row = {**keys, "protocol": p.name, "fold": k, **row, "settings": settings}
+                row = {**keys, "protocol": p.name, "fold": k, **row, "settings": settings,
+                       "defaults": defaults[name], "revision": revision}  # fmt: skip
                 row["patch_len"], row["n_steps"] = clf.patch_len_, clf.n_steps_
                 row["batch_size"] = clf.batch_size_
                 append_csv(csv, pd.DataFrame([row]))

@@ -118,3 +118,17 @@ def test_rows_with_other_columns_are_appended_under_one_header(tmp_path):
     assert got["seed"].tolist() == [0, 1, 0, 2]
     assert got["wall_time_s"].tolist()[:2] == [1.5, 2.5]
     assert got["n_params"].tolist()[2] == 7 and got["wall_time_s"].isna().tolist()[2:] == [1, 1]
+
+
+def test_a_stored_fit_counts_as_done_only_under_the_same_defaults(tmp_path):
+    from _gpd2_accuracy import _done
+
+    csv = tmp_path / "rows.csv"
+    old = dict(config="spt", protocol="GPD-2", fold=0, seed=0, settings="{}")
+    pd.DataFrame([old]).to_csv(csv, index=False)  # a row from before defaults were recorded
+    (only,) = _done(csv)
+    assert only[:5] == ("spt", "GPD-2", 0, 0, "{}") and only[5] != "0a1b2c3d"
+    append_csv(csv, pd.DataFrame([{**old, "fold": 1, "defaults": "0a1b2c3d"}]))
+    done = _done(csv)
+    assert ("spt", "GPD-2", 1, 0, "{}", "0a1b2c3d") in done
+    assert ("spt", "GPD-2", 0, 0, "{}", "0a1b2c3d") not in done  # other (unknown) defaults
