@@ -61,18 +61,35 @@ def _available(name: str, root) -> str | None:
     return None
 
 
+# set by the grid for each cell, never pinned with the model
+GRID_OWNED = ("depth", "masking", "pretrain", "random_state", "verbose", "device")
+
+
+def default_model_params() -> dict:
+    """The package's default model, every setting pinned (its resolved defaults today), so
+    that a later change of the defaults never changes a resumed grid."""
+    from medspt import SPTClassifier
+
+    params = SPTClassifier().get_params()
+    return {k: v for k, v in params.items() if k not in GRID_OWNED}
+
+
 def _params(args: argparse.Namespace) -> dict:
-    """The model settings of the studies this command runs."""
-    params = {
-        "d_model": args.d_model,
-        "n_heads": args.n_heads,
-        "epochs": args.epochs,
-        "pretrain_epochs": args.pretrain_epochs,
-        "batch_size": args.batch_size,
-        # the recipe these studies were built with, pinned: later estimator defaults
-        # (benchmarks/select_defaults.py) must not change a resumed grid
-        **PAPER_RECIPE,
-    }
+    """The model settings of the studies this command runs: the SPT paper's recipe
+    (``--model paper``) or the package's default model (``--model default``)."""
+    if args.model == "default":
+        params = {**default_model_params(), "model": "default"}
+    else:
+        params = {
+            "d_model": args.d_model,
+            "n_heads": args.n_heads,
+            "epochs": args.epochs,
+            "pretrain_epochs": args.pretrain_epochs,
+            "batch_size": args.batch_size,
+            # the recipe these studies were built with, pinned: later estimator defaults
+            # (benchmarks/select_defaults.py) must not change a resumed grid
+            **PAPER_RECIPE,
+        }
     # variant settings only when they differ from the defaults, so the first studies
     # resume as they were
     if args.normalize == "window":
@@ -83,15 +100,26 @@ def _params(args: argparse.Namespace) -> dict:
         params["lr"] = args.lr
     if args.val_size is not None:
         params["val_size"] = args.val_size
+    if args.device is not None:
+        params["device"] = args.device  # this process's only, not part of the study
     return params
 
 
+def _study_params(params: dict) -> dict:
+    """What the study's cells get: the settings without the ``model`` tag."""
+    return {k: v for k, v in params.items() if k != "model"}
+
+
 def _suffix(params: dict) -> str:
-    """A variant's study name suffix: paper-<protocol><suffix>."""
-    out = "-window" if params.get("normalize") == "window" else ""
+    """A variant's study name suffix: paper-<protocol><suffix>; the settings that differ
+    from the model's own (the default model pins its lr and val_size: not a variant)."""
+    base = default_model_params() if params.get("model") == "default" else {}
+    out = "-default" if params.get("model") == "default" else ""
+    out += "-window" if params.get("normalize") == "window" else ""
     out += f"-{params['pooling']}" if params.get("pooling", "mean") != "mean" else ""
-    out += f"-lr{params['lr']:g}" if "lr" in params else ""
-    out += f"-val{params['val_size']:g}" if "val_size" in params else ""
+    for key, tag in (("lr", "lr"), ("val_size", "val")):
+        if key in params and params[key] != base.get(key):
+            out += f"-{tag}{params[key]:g}"
     return out
 
 
@@ -101,6 +129,18 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--protocols", nargs="+", default=list(PROTOCOLS))
     ap.add_argument("--depths", type=int, nargs="+", default=[1, 2, 4, 8])
     ap.add_argument("--maskings", nargs="+", default=["random", "span", "channel", "block"])
+    ap.add_argument(
+        "--model",
+        default="paper",
+        choices=("paper", "default"),
+        help="paper: the SPT paper's recipe with the sizes below (the recorded grid); "
+        "default: the package's default model, pinned, in studies paper-<protocol>-default "
+        "(--d-model ... --batch-size are then not used) (default: paper)",
+    )
+    ap.add_argument(
+        "--device", default=None, help="cpu, cuda, cuda:1 ... for this process's cells "
+        "(default: the study's, else auto)",
+    )  # fmt: skip
     ap.add_argument("--d-model", type=int, default=64)
     ap.add_argument("--n-heads", type=int, default=4)
     ap.add_argument("--epochs", type=int, default=30)
@@ -178,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
                 + (f"-{args.tag}" if args.tag else ""),
                 scratch_long=not args.no_scratch_long,
                 metric=args.metric,
-                params=_params(args),
+                params=_study_params(_params(args)),
             )
         sec, summ = _protocol_report(
             name, _studies(name, study_storage(name, args.storage)), args.metric

@@ -18,6 +18,28 @@ from medspt.study import results_frame, run_study  # noqa: E402
 TINY = dict(d_model=8, n_heads=2, epochs=1, pretrain_epochs=1, batch_size=128, min_steps=0)
 
 
+def test_the_default_model_grid_pins_every_setting_but_the_grids_own():
+    from medspt import SPTClassifier
+    from medspt.evaluation.configs import config_params
+
+    args = pt.parse_args(["--model", "default", "--device", "cpu"])
+    params = pt._params(args)
+    assert pt._suffix(params) == "-default" and params["device"] == "cpu"
+    study = pt._study_params(params)
+    assert "model" not in study
+    defaults = SPTClassifier().get_params()
+    assert not set(pt.GRID_OWNED) - {"device"} & set(study)
+    assert {k: v for k, v in study.items() if k != "device"} == {
+        k: v for k, v in defaults.items() if k not in pt.GRID_OWNED
+    }
+    # each cell gets its own masking, depth and seed; scratch-long its own budget rule
+    assert config_params("spt-block", 4, 2, study)["masking"] == "block"
+    long = config_params("scratch-long", 1, 0, study)
+    assert long["steps_like_spt"] is True and long["patience"] is None and long["depth"] == 1
+    paper = pt._params(pt.parse_args([]))
+    assert pt._suffix(paper) == "" and paper["d_model"] == 64 and "model" not in paper
+
+
 def test_variant_names_follow_the_settings_that_differ():
     assert pt._suffix(TINY) == ""
     assert pt._suffix({**TINY, "normalize": "window"}) == "-window"
