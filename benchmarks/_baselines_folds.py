@@ -55,6 +55,7 @@ EVALUATE_COLUMNS = (
     "optimizer_steps",
     "val_subjects",
     "val_score",
+    "n_unlabelled",
     "wall_time_s",
     "windows_per_s",
 )

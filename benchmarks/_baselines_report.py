@@ -71,6 +71,7 @@ def make_row(
         "optimizer_steps": info.get("optimizer_steps", np.nan),
         "val_subjects": " ".join(map(str, np.unique(groups[plan.val]))),
         "val_score": info.get("val_score", np.nan),  # validation subjects' score, if kept
+        "n_unlabelled": 0,  # baselines never pretrain
         "wall_time_s": info.get("wall_time_s", np.nan),
         "windows_per_s": info.get("windows_per_s", np.nan),
         "protocol": protocol,
