@@ -230,8 +230,9 @@ def control_lines(res, spt: str) -> list[str]:
     steps than SPT in the same fit (fold, seed): never, since it counts SPT's budget."""
     pair = res[res["config"].isin([spt, "scratch-long"])]
     steps = pair.pivot_table(index=["fold", "seed"], columns="config", values="optimizer_steps")
-    revisions = sorted(map(str, set(res["revision"].dropna())))
-    lines = [f"- code revisions of these rows: {', '.join(revisions)}"]
+    own = res[res["config"].isin([spt, "scratch", "scratch-long"])]
+    revisions = sorted(map(str, set(own["revision"].dropna())))
+    lines = [f"- code revisions of these fits: {', '.join(revisions)}"]
     if {spt, "scratch-long"} <= set(steps.columns):
         short = int((steps["scratch-long"] < steps[spt]).sum())
         lines.append(
