@@ -212,6 +212,8 @@ def test_cli_evaluate_writes_tables_figures_and_the_refitted_model(tmp_path, cap
     summary = (out / "summary.md").read_text()
     assert "**gain vs scratch**" in summary and "*scratch*: trained on the labels only" in summary
     assert "ALiBi" not in summary and "scratch-long" not in summary  # not run here
+    answer = "**Did self-pretraining help?** SPT was compared with training from scratch"
+    assert answer in summary and answer in printed and "A fit with SPT took" in summary
     assert "## medspt or MiniRocket?" in summary and "*minirocket*: aeon's MiniRocket" in summary
     assert "recall lag" in (out / "per_class.md").read_text()
     for png in ("confusion/scratch_depth1.png", "subjects/spt-span_depth1.png",

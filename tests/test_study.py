@@ -78,6 +78,8 @@ def test_report_table_values_and_files(small_study, tmp_path):
     text = paths["report"].read_text()
     assert "| 2 | spt-span |" in text and "sign-flip" in text and "Holm" in text
     assert "## Confound probes" in text and "| position |" in text  # the demo has no clock
+    answer = text.split("**Did self-pretraining help?**", 1)[1].split("\n", 1)[0]
+    assert "at each depth, paired over 12 subjects" in answer and "A fit with SPT took" in answer
     assert "**Warning:**" not in text
     for name in ("accuracy_vs_depth", "gain_vs_depth"):
         assert paths[name].read_bytes()[:4] == b"\x89PNG"

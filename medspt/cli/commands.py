@@ -29,6 +29,7 @@ COMMANDS = {
 
 def _write_results(results, out: Path, metric: str, title: str):
     from medspt.api import comparison_table, markdown_comparisons, summarize
+    from medspt.evaluation.comparisons import spt_answer
     from medspt.evaluation.plots import plot_accuracy_vs_depth, plot_gain_vs_depth
     from medspt.evaluation.result_files import per_class_markdown, write_oof_files
     from medspt.evaluation.versus import versus_markdown
@@ -37,8 +38,9 @@ def _write_results(results, out: Path, metric: str, title: str):
     results.to_csv(out / "results.csv", index=False)
     write_oof_files(results, out)  # predictions, subjects, confusion, per class, figures
     table = summarize(results, metric)
+    answer = spt_answer(results, metric)
     (out / "summary.md").write_text(
-        _markdown(table, metric, explain=True) + versus_markdown(results, metric)
+        _markdown(table, metric, explain=True) + answer + "\n" + versus_markdown(results, metric)
     )
     (out / "comparisons.md").write_text(
         markdown_comparisons(comparison_table(results, metric=metric), metric)
@@ -227,6 +229,7 @@ def cmd_evaluate(a) -> int:
     from medspt.core.splits import subject_folds
     from medspt.core.tables import read_table
     from medspt.data.summary import DataSummary
+    from medspt.evaluation.comparisons import spt_answer
     from medspt.evaluation.probes import probe_markdown
     from medspt.evaluation.versus import versus_markdown
 
@@ -263,6 +266,7 @@ def cmd_evaluate(a) -> int:
         results.best_estimator_.frame_spec_ = spec
         _save_refit(results.best_estimator_, Path(a.out) / "model.safetensors")
     print(_markdown(table, a.metric))
+    print(spt_answer(results, a.metric))
     if a.baselines:
         print(versus_markdown(results, a.metric))
     probes = probe_markdown(ws, folds)  # the confound probes on the same folds

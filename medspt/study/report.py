@@ -12,7 +12,7 @@ from optuna.trial import TrialState
 
 from medspt.baselines import BASELINES
 from medspt.core.errors import InputError
-from medspt.evaluation.comparisons import comparison_table, summarize
+from medspt.evaluation.comparisons import comparison_table, spt_answer, summarize
 from medspt.evaluation.markdown_tables import TABLE_NOTE, markdown_comparisons, markdown_table
 from medspt.evaluation.plots import plot_accuracy_vs_depth, plot_gain_vs_depth
 from medspt.evaluation.probes import probe_markdown
@@ -148,6 +148,7 @@ def write_report(
     attrs = study.user_attrs.get("medspt", {})
     sections = [
         _intro(study, attrs, results, table, metric),
+        spt_answer(results, metric).rstrip(),
         _comparisons(results, metric),
         versus_markdown(results, metric).rstrip(),
         _per_class(results),
