@@ -231,8 +231,10 @@ def control_lines(res, spt: str) -> list[str]:
     pair = res[res["config"].isin([spt, "scratch-long"])]
     steps = pair.pivot_table(index=["fold", "seed"], columns="config", values="optimizer_steps")
     own = res[res["config"].isin([spt, "scratch", "scratch-long"])]
-    revisions = sorted(map(str, set(own["revision"].dropna())))
-    lines = [f"- code revisions of these fits: {', '.join(revisions)}"]
+    lines = []
+    if "revision" in own.columns:
+        revisions = sorted(map(str, set(own["revision"].dropna())))
+        lines.append(f"- code revisions of these fits: {', '.join(revisions)}")
     if {spt, "scratch-long"} <= set(steps.columns):
         short = int((steps["scratch-long"] < steps[spt]).sum())
         lines.append(

@@ -70,7 +70,7 @@ def test_default_model_report_aggregates_the_stored_runs(windows, tmp_path, monk
     (tmp_path / "NE-1").mkdir()
     rows_csv, pred_csv = dm._paths("NE-1", "default", 0)
     res.predictions.to_csv(pred_csv, index=False)
-    pd.DataFrame(res).to_csv(rows_csv, index=False)
+    pd.DataFrame(res).assign(revision="abc1234").to_csv(rows_csv, index=False)
     # a baseline on the same folds: rows and predictions as benchmarks/baselines.py writes
     base = pd.DataFrame(res[res["config"] == "scratch"]).assign(config="tsai-minirocket")
     base["depth"] = np.nan
@@ -97,6 +97,12 @@ def test_default_model_report_aggregates_the_stored_runs(windows, tmp_path, monk
     verdict = "(met)" if mean_ba >= goal else "(**not met**, short by"
     assert f"balanced accuracy target {goal:.2f}: {shown.group(1)} {verdict}" in text
     assert "| spt-span | scratch-long |" in text and "| spt-span | tsai-minirocket |" in text
+    assert "- code revisions of these fits: abc1234" in text
+    steps = res.pivot_table(index="fold", columns="config", values="optimizer_steps")
+    short = int((steps["scratch-long"] < steps["spt-span"]).sum())
+    assert (
+        f"scratch-long made fewer optimizer steps than SPT in {short} of {len(folds)} fits" in text
+    )
 
 
 def test_the_plan_runs_the_default_with_every_seed_first():
