@@ -45,3 +45,26 @@ def test_a_choice_on_few_validation_subjects_warns(choose):
         warnings.simplefilter("error")
         choose(_rows([MIN_CHOICE_SUBJECTS, 9]))  # enough subjects everywhere
         choose(_rows([3, 3])[lambda d: d["config"] == "spt-span"])  # one candidate: no choice
+
+
+def test_one_validation_subject_is_named_in_the_singular():
+    with pytest.warns(UserWarning, match=r"rests on 1 validation subject in fold 0 \(fewer"):
+        nested_best(_rows([1, 7]))
+
+
+def test_the_command_line_shows_a_repeated_warning_once(capsys):
+    from medspt.cli.commands import build_parser
+    from medspt.cli.messages import show_warnings_as
+
+    show = show_warnings_as("medspt evaluate", build_parser(commands=()))
+    for text in (
+        "the nested choice rests on 2 subjects",
+        "other",
+        "the nested choice rests on 2 subjects",
+    ):
+        show(UserWarning(text), UserWarning, "f.py", 1)
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "medspt evaluate: warning: the nested choice rests on 2 subjects",
+        "medspt evaluate: warning: other",
+    ]

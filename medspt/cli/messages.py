@@ -125,10 +125,15 @@ def cli_hints(message: str, parser: argparse.ArgumentParser) -> str:
 
 def show_warnings_as(prog: str, parser: argparse.ArgumentParser) -> Callable:
     """A ``warnings.showwarning`` that prints ``<prog>: warning: <message>`` on stderr,
-    hints in command-line form, without the source file and line."""
+    hints in command-line form, without the source file and line; a message already shown
+    by this command is not repeated (the same check can run for several tables)."""
+    shown: set[str] = set()
 
     def show(message, category, filename, lineno, file=None, line=None) -> None:
         text = cli_hints(" ".join(str(message).split()), parser)
+        if text in shown:
+            return
+        shown.add(text)
         try:
             print(f"{prog}: warning: {text}", file=file or sys.stderr)
         except OSError:  # a closed stream: nothing to tell

@@ -54,7 +54,8 @@ def warn_few_validation_subjects(results: pd.DataFrame, what: str) -> None:
     if n_configs < 2 or per_fold.empty or per_fold.min() >= MIN_CHOICE_SUBJECTS:
         return
     warnings.warn(
-        f"{what} rests on {per_fold.min()} validation subjects in fold {per_fold.idxmin()} "
+        f"{what} rests on {per_fold.min()} validation subject{'s' if per_fold.min() != 1 else ''} "
+        f"in fold {per_fold.idxmin()} "
         f"(fewer than {MIN_CHOICE_SUBJECTS}): configurations a few points apart are not "
         "told apart by so few subjects. Read the choice as tentative, or give it more "
         "subjects (more data, or a larger val_size / --val-size)",
