@@ -55,6 +55,9 @@ MOVED = {  # old path -> new path
     # tiny modules merged into their owners
     "medspt.core.durations": "medspt.data.windowing",
     "medspt.study.note": "medspt.study.dashboard",
+    # command-line modules gathered in the cli layer
+    "medspt.study.cli": "medspt.cli.study",
+    "medspt.datasets.cli": "medspt.cli.datasets",
 }
 
 

@@ -14,7 +14,7 @@ import pytest
 from conftest import real_dataset
 from test_download import FileServer, _no_proxy, generated_files, publish  # noqa: F401
 
-from medspt.datasets.cli import add_datasets_parser
+from medspt.cli.datasets import add_datasets_parser
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -273,10 +273,10 @@ def test_check_without_folder_when_medspt_data_lacks_it(tmp_path, capsys, monkey
 
 
 def test_check_without_folder_or_medspt_data_is_one_line_error(capsys, monkeypatch):
-    from medspt.datasets import _paths
+    import medspt.cli.datasets as datasets_cli
 
     monkeypatch.delenv("MEDSPT_DATA", raising=False)
-    monkeypatch.setattr(_paths, "find_dataset", lambda folder: None)
+    monkeypatch.setattr(datasets_cli, "find_dataset", lambda folder: None)
     for name in ("noneeg", "camargo"):
         rc, out, err = run(capsys, "check", name)
         assert rc == 2 and out == ""

@@ -71,7 +71,7 @@ def test_study_builds_only_the_named_sub_command():
         c.dest: c.help
         for c in next(a for a in study._actions if a.dest == "study_command")._choices_actions
     }
-    from medspt.study.cli import STUDY_HELP
+    from medspt.cli.study import STUDY_HELP
 
     assert helps == STUDY_HELP
 

@@ -12,7 +12,7 @@ are the estimator's own (``SPTClassifier().get_params()``). Deliberate differenc
 * ``attention_options`` (a dict) and ``channel_groups`` (lists of channels) need the API.
 
 This module is a leaf of the command line: it imports library modules only, never
-``medspt.cli.commands`` or ``medspt.study.cli`` (both import it), and no library module imports it.
+``medspt.cli.commands`` or ``medspt.cli.study`` (both import it), and no library module imports it.
 """
 
 from __future__ import annotations

@@ -465,13 +465,13 @@ def _add_diagnose(sub) -> None:
 
 
 def _add_datasets(sub) -> None:
-    from medspt.datasets.cli import add_datasets_parser
+    from medspt.cli.datasets import add_datasets_parser
 
     add_datasets_parser(sub)
 
 
 def _add_study(sub, only: Collection[str] | None = None) -> None:
-    from medspt.study.cli import add_study_parser
+    from medspt.cli.study import add_study_parser
 
     add_study_parser(sub, only)
 

@@ -15,6 +15,7 @@ from medspt.core.lazy import lazy_exports
 from medspt.datasets.download import download
 
 if TYPE_CHECKING:
+    from medspt.datasets._paths import ENV_VAR, find_dataset
     from medspt.datasets.camargo import check_camargo, load_camargo, load_camargo_subjects
     from medspt.datasets.gaitpd import load_gaitpd, load_gaitpd_demographics, subject_table
     from medspt.datasets.noneeg import load_noneeg
@@ -33,8 +34,12 @@ _EXPORTS = {
     "Protocol": "medspt.datasets.protocols",
     "DATASETS": "medspt.datasets.registry",
     "get_info": "medspt.datasets.registry",
+    "find_dataset": "medspt.datasets._paths",
+    "ENV_VAR": "medspt.datasets._paths",
 }
 __all__ = [
+    "ENV_VAR",
+    "find_dataset",
     "download",
     "load_gaitpd",
     "load_gaitpd_demographics",

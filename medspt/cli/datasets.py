@@ -20,7 +20,7 @@ import textwrap
 from pathlib import Path
 
 from medspt.core.errors import InputError
-from medspt.datasets import _paths
+from medspt.datasets import ENV_VAR, find_dataset
 from medspt.datasets.download import (
     SUMS_NAME,
     DownloadError,
@@ -119,7 +119,7 @@ def _how_to_get(info: DatasetInfo) -> list[str]:
                 f"medspt datasets download {info.name} [--dest DIR]{subset} fetches the files "
                 f"from {info.files_url} and verifies each against {info.sha256_url} "
                 f"(resumable; files already verified are skipped). Default DIR: "
-                f"${_paths.ENV_VAR} if set, else the repository's datasets/ folder.",
+                f"${ENV_VAR} if set, else the repository's datasets/ folder.",
             ),
             _field(
                 "verify",
@@ -147,7 +147,7 @@ def _how_to_get(info: DatasetInfo) -> list[str]:
 @_handles_errors
 def cmd_info(args) -> int:
     info = get_info(args.name)
-    local = _paths.find_dataset(info.folder)
+    local = find_dataset(info.folder)
     lines = [f"{info.name}: {info.title}, version {info.version}"]
     if info.aliases:
         lines.append(_field("aliases", ", ".join(info.aliases)))
@@ -162,7 +162,7 @@ def cmd_info(args) -> int:
         _field("layout", f"<root>/{info.layout}"),
         _field(
             "<root>",
-            f"${_paths.ENV_VAR} if set, then shared/data beside a source checkout, then the "
+            f"${ENV_VAR} if set, then shared/data beside a source checkout, then the "
             "repository's datasets/ folder: the first that holds the dataset",
         ),
         _field("local copy", str(local) if local else "not found"),
@@ -242,16 +242,16 @@ def _check_camargo(root: Path) -> int:
 def _default_folder(info: DatasetInfo) -> Path:
     """The folder ``check`` verifies when none is given: ``$MEDSPT_DATA/<folder>`` when
     the variable is set (where ``download`` saves), else the local copy ``info`` reports."""
-    env = os.environ.get(_paths.ENV_VAR)
+    env = os.environ.get(ENV_VAR)
     how = (
         f"pass the folder (medspt datasets check {info.name} DIR) or set "
-        f"{_paths.ENV_VAR} to the folder holding {info.folder}/"
+        f"{ENV_VAR} to the folder holding {info.folder}/"
     )
     if env:
         folder = Path(env).expanduser() / info.folder
         if not folder.is_dir():
             raise InputError(
-                f"no folder given and {folder} (${_paths.ENV_VAR}/{info.folder}) does not "
+                f"no folder given and {folder} (${ENV_VAR}/{info.folder}) does not "
                 f"exist; {how}"
                 + (
                     f", or fetch it: medspt datasets download {info.name}"
@@ -260,10 +260,10 @@ def _default_folder(info: DatasetInfo) -> Path:
                 )
             )
         return folder
-    found = _paths.find_dataset(info.folder)
+    found = find_dataset(info.folder)
     if found is None:
         raise InputError(
-            f"no folder given, {_paths.ENV_VAR} is not set and no local copy of "
+            f"no folder given, {ENV_VAR} is not set and no local copy of "
             f"{info.folder}/ was found; {how}"
         )
     return found
@@ -339,7 +339,7 @@ def add_datasets_parser(subparsers) -> argparse.ArgumentParser:
     q.add_argument(
         "--dest",
         default=None,
-        help=f"data root (default: ${_paths.ENV_VAR} if set, else the repository's datasets/)",
+        help=f"data root (default: ${ENV_VAR} if set, else the repository's datasets/)",
     )
     q.add_argument(
         "--files",
@@ -369,7 +369,7 @@ def add_datasets_parser(subparsers) -> argparse.ArgumentParser:
         description="gaitpd/noneeg: compare the files in DIR with DIR/SHA256SUMS.txt "
         "(DIR may also be the data root holding gaitpdb/ or noneeg/). camargo: check the "
         "<subject>/<date>/<mode>/<sensor>/<trial>.mat layout. Without DIR: the dataset's "
-        f"folder under ${_paths.ENV_VAR}. Exit code 0 when OK, 1 when problems were found, "
+        f"folder under ${ENV_VAR}. Exit code 0 when OK, 1 when problems were found, "
         "2 on errors.",
     )
     q.add_argument("name", help=f"dataset ({names})")
@@ -378,7 +378,7 @@ def add_datasets_parser(subparsers) -> argparse.ArgumentParser:
         nargs="?",
         default=None,
         metavar="DIR",
-        help=f"the dataset folder (default: ${_paths.ENV_VAR}/<folder> if {_paths.ENV_VAR} "
+        help=f"the dataset folder (default: ${ENV_VAR}/<folder> if {ENV_VAR} "
         "is set, else the local copy medspt datasets info NAME reports)",
     )
     q.add_argument(
