@@ -175,6 +175,16 @@ def _minirocket_accuracy(X_fit, y_fit, X_eval, y_eval) -> tuple[float, float]:
     return acc, time.perf_counter() - t0
 
 
+def same_length(*arrays: np.ndarray) -> list[np.ndarray]:
+    """Arrays ``(n, C, T_i)`` NaN-padded at the end to their longest ``T_i``: each split
+    is padded to its own longest case, and MiniRocket needs one length for fit and
+    predict (it holds a case at its last value over the NaN tail)."""
+    T = max(a.shape[2] for a in arrays)
+    return [
+        np.pad(a, ((0, 0), (0, 0), (0, T - a.shape[2])), constant_values=np.nan) for a in arrays
+    ]
+
+
 def minirocket_scores(name: str, cache: Path) -> dict:
     """MiniRocket's test accuracy and inner-split accuracy on one set, from the exported
     arrays (NaN after each case's end)."""
@@ -182,6 +192,7 @@ def minirocket_scores(name: str, cache: Path) -> dict:
         X_tr, y_tr, X_te, y_te = f["X_train"], f["y_train"], f["X_test"], f["y_test"]
         lengths = np.concatenate([f["len_train"], f["len_test"]])
     unequal = lengths.min() != lengths.max()
+    X_tr, X_te = same_length(X_tr, X_te)
     test_acc, test_s = _minirocket_accuracy(X_tr, y_tr, X_te, y_te)
     fit, val = inner_split(y_tr)
     inner_acc, inner_s = _minirocket_accuracy(X_tr[fit], y_tr[fit], X_tr[val], y_tr[val])

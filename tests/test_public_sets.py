@@ -178,3 +178,19 @@ def test_main_writes_rows_and_skips_them_when_resumed(tmp_path, capsys):
     assert "mean over seeds [0, 1]" in md
     mean = rows[rows["mode"] == "test"]["medspt_accuracy"].mean()
     assert f"| Tiny | univariate | 2 | {mean:.3f} | 1.000 |" in md
+
+
+def test_minirocket_scores_unequal_split_lengths(tmp_path):
+    """Each split is padded to its own longest case (here train 32, test shorter):
+    MiniRocket must still fit on one and predict the other."""
+    _cache(tmp_path)
+    with np.load(tmp_path / "Tiny.npz") as f:
+        arrays = dict(f)
+    arrays["X_test"] = arrays["X_test"][:, :, :20]
+    arrays["len_test"] = np.minimum(arrays["len_test"], 20)
+    np.savez_compressed(tmp_path / "Tiny.npz", **arrays)
+    scores = ex.minirocket_scores("Tiny", tmp_path)
+    assert scores["input"].startswith("unequal lengths 20-")
+    assert scores["test"]["accuracy"] >= 5 / 6  # sine frequencies 0.3 vs 1.2 rad/step
+    a, b = ex.same_length(np.zeros((2, 1, 3)), np.ones((1, 1, 5)))
+    assert a.shape == (2, 1, 5) and np.isnan(a[:, :, 3:]).all() and (b == 1).all()
