@@ -191,3 +191,53 @@ def test_default_model_runs_resume_at_the_next_fold(windows, tmp_path, monkeypat
     for k, (_, te) in enumerate(folds):
         assert set(pred[pred["fold"] == k]["subject"]) == set(windows.groups[te])
     assert not list(tmp_path.glob("NE-1/*_fold*"))  # the fold files are folded in
+
+
+def test_synthetic_check_report_means_seeds_and_judges_the_echo_target():
+    import synthetic_check as sc
+
+    rows = pd.DataFrame(
+        [
+            {
+                "task": "echo",
+                "data_seed": 1,
+                "seed": s,
+                "balanced_accuracy": v,
+                "fit_s": 10.0,
+                "defaults": "aaa",
+                "revision": "r1",
+            }  # fmt: skip
+            for s, v in enumerate([1.0, 0.9, 0.94])
+        ]
+        + [
+            {
+                "task": "echo",
+                "data_seed": 1,
+                "seed": 0,
+                "balanced_accuracy": 0.5,
+                "fit_s": 1.0,
+                "defaults": "old",
+                "revision": "r0",
+            }
+        ]  # fmt: skip
+        + [
+            {
+                "task": "shape",
+                "data_seed": 1,
+                "seed": 0,
+                "balanced_accuracy": 0.8,
+                "fit_s": 1.0,
+                "defaults": "aaa",
+                "revision": "r1",
+            }
+        ]  # fmt: skip
+    )
+    text = sc.report(rows, "aaa")
+    echo = next(line for line in text.splitlines() if line.startswith("| echo"))
+    assert "| 0 1 2 |" in echo and "| 0.947 | 0.95 | **no** |" in echo  # old defaults left out
+    shape = next(line for line in text.splitlines() if line.startswith("| shape"))
+    assert shape.endswith("| 0.800 | – | – |")
+    rows.loc[1, "balanced_accuracy"] = 0.96
+    assert "| 0.967 | 0.95 | yes |" in sc.report(rows, "aaa")
+    with pytest.raises(SystemExit):
+        sc.main(["--data-seed", "0", "--report-only"])
