@@ -241,3 +241,22 @@ def test_synthetic_check_report_means_seeds_and_judges_the_echo_target():
     assert "| 0.967 | 0.95 | yes |" in sc.report(rows, "aaa")
     with pytest.raises(SystemExit):
         sc.main(["--data-seed", "0", "--report-only"])
+
+
+def test_fold_fit_time_report_judges_the_target_per_protocol():
+    import fold_fit_time as ft
+
+    row = {"fold": 0, "threads": 2, "windows": 2785, "batch_size": 64, "pretrain_steps": 1500,
+           "finetune_steps": 600, "ms_per_step": 57.1, "other_cpu": 0.02,
+           "defaults": "aaa", "revision": "r1"}  # fmt: skip
+    rows = pd.DataFrame([
+        {**row, "protocol": "GPD-1", "fit_s": 120.0},
+        {**row, "protocol": "GPD-1", "fit_s": 59.0},
+        {**row, "protocol": "NE-1", "fit_s": 300.0},
+    ])  # fmt: skip
+    lines = [
+        r for r in ft.report(rows).splitlines() if r.startswith("| GPD-1") or r.startswith("| NE-1")
+    ]
+    assert "| 1500 + 600 | 57 | 120 | 60 (**not met**) | 2% |" in lines[0]
+    assert "| 59 | 60 | 2% |" in lines[1]
+    assert "| 300 | – | 2% |" in lines[2] and "2,785" in lines[2]
