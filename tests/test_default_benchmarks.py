@@ -119,12 +119,12 @@ def test_the_plan_runs_the_default_with_every_seed_first():
         assert any(defaults[k] != v for k, v in change.items()), name
 
 
-def _model_rows(scores: dict, revision: str = "abc1234") -> list[dict]:
+def _model_rows(scores: dict, revision: str = "abc1234", n_items=None) -> list[dict]:
     """Rows of select_model: every item of every part, one score per candidate and part."""
     rows = []
     for name, per_part in scores.items():
         for part, score in per_part.items():
-            for i in range(sm.N_ITEMS[part]):
+            for i in range((n_items or sm.N_ITEMS)[part]):
                 rows.append(dict(part=part, item=f"{part}-{i}", candidate=name, score=score,
                                  fit_s=1.0, params="{}", revision=revision))  # fmt: skip
     return rows
@@ -260,3 +260,18 @@ def test_fold_fit_time_report_judges_the_target_per_protocol():
     assert "| 1500 + 600 | 57 | 120 | 60 (**not met**) | 2% |" in lines[0]
     assert "| 59 | 60 | 2% |" in lines[1]
     assert "| 300 | – | 2% |" in lines[2] and "2,785" in lines[2]
+
+
+def test_select_model_round6_needs_three_inner_folds_and_ties_keep_the_default():
+    a, b = list(sm.ROUND6)
+    assert sm.ROUND6[a] == {} and sm.ROUND6[b] == {"window_stats": True}
+    parts = {a: dict.fromkeys(sm.PARTS, 0.700), b: dict.fromkeys(sm.PARTS, 0.704)}
+    one_fold = pd.DataFrame(_model_rows(parts))  # rounds 4-5: one item per protocol
+    assert sm.choose(one_fold, sm.ROUND6, sm.N_ITEMS6)[1] is None
+    rows = pd.DataFrame(_model_rows(parts, n_items=sm.N_ITEMS6))
+    assert sm.choose(rows, sm.ROUND6, sm.N_ITEMS6)[1] == a  # within 0.005: the default stays
+    parts[b]["NE-1"] = 0.800  # +0.096 on one of four parts
+    rows = pd.DataFrame(_model_rows(parts, n_items=sm.N_ITEMS6))
+    per, winner = sm.choose(rows, sm.ROUND6, sm.N_ITEMS6)
+    assert winner == b and per.loc[b, "score"] == pytest.approx(0.728)
+    assert "## Round 6" in sm.report(rows)
