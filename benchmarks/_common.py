@@ -166,6 +166,16 @@ def write_report(path: Path, text: str) -> Path:
     return path
 
 
+def write_report_with_run(
+    path: Path, text: str, script: str, argv: list[str], wall_s: float, threads: int | None
+) -> Path:
+    """:func:`write_report` of ``text`` followed by its ``## Run`` section
+    (:func:`run_lines`)."""
+    return write_report(
+        path, text.rstrip("\n") + "\n\n" + "\n".join(run_lines(script, argv, wall_s, threads))
+    )
+
+
 def append_csv(path: Path, frame) -> None:
     """Append rows under the file's header, never overwriting a row; rows with new columns
     rewrite the file with the union of columns (old rows keep empty cells there)."""

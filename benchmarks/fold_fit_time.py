@@ -25,8 +25,7 @@ from _common import (
     git_revision,
     params_hash,
     parser,
-    run_lines,
-    write_report,
+    write_report_with_run,
 )
 
 CSV = RESULTS / "fold_fit_time.csv"
@@ -119,8 +118,8 @@ def main(argv=None) -> int:
     print(row, flush=True)
     append_csv(CSV, pd.DataFrame([row]))
     text = report(pd.read_csv(CSV))
-    run = run_lines("fold_fit_time.py", argv or sys.argv[1:], time.time() - start, args.threads)
-    write_report(MD, text + "\n" + "\n".join(run))
+    wall = time.time() - start
+    write_report_with_run(MD, text, "fold_fit_time.py", argv or sys.argv[1:], wall, args.threads)
     print(text)
     return 0
 

@@ -21,7 +21,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from _common import RESULTS, append_csv, git_revision, params_hash, parser, run_lines, write_report
+from _common import RESULTS, append_csv, git_revision, params_hash, parser, write_report_with_run
 
 CSV = RESULTS / "synthetic_check.csv"
 MD = RESULTS / "synthetic_check.md"
@@ -123,8 +123,8 @@ def main(argv=None) -> int:
     if not CSV.is_file():
         ap.error(f"{CSV.name} holds no rows yet; run without --report-only first")
     text = report(pd.read_csv(CSV), defaults)
-    run = run_lines("synthetic_check.py", argv or sys.argv[1:], time.time() - start, args.threads)
-    write_report(MD, text + "\n" + "\n".join(run))
+    wall = time.time() - start
+    write_report_with_run(MD, text, "synthetic_check.py", argv or sys.argv[1:], wall, args.threads)
     print(text)
     return 0
 

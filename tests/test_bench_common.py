@@ -88,3 +88,13 @@ def test_a_sub_interpreter_cell_returns_its_json_or_its_error(tmp_path):
     assert payload == {"n": 3} and error == "" and wall > 0
     payload, error, _ = _common.run_script(script, ["fail"], "@@M@@")
     assert payload is None and error == "out of luck"
+
+
+def test_a_report_ends_with_its_run_section(tmp_path):
+    path = _common.write_report_with_run(
+        tmp_path / "r.md", "# Title\n\n| a |\n", "x.py", ["--out", "o"], 125.0, 2
+    )
+    text = path.read_text()
+    assert text.startswith("# Title\n\n| a |\n\n## Run\n")
+    assert "- command: `python benchmarks/x.py --out o`" in text
+    assert "wall time 2.1 min" in text and "torch threads 2" in text
