@@ -29,7 +29,9 @@ revision: a run under other defaults never counts as done, and nothing runs on
 uncommitted changes under ``medspt/``.
 Earlier defaults are archived: issue 15's (recipe R, with augmentation) in
 ``default_model_R/``, issue 16's patch default in ``default_model_P/`` (with their
-``.md``).
+``.md``); round 5's conv default (without window statistics) keeps its files here under
+its hash, reported by ``--report-only --defaults 0d8dc206`` in
+``default_model_0d8dc206.md``.
 """
 
 from __future__ import annotations
@@ -53,12 +55,13 @@ TARGETS = {  # issue 28
     "GPD-1": {"balanced_accuracy": 0.80, "subject_accuracy": 0.85},
     "NE-1": {"balanced_accuracy": 0.65},
 }
-# lever -> the settings that remove it from the default (round 4's choice, select_model.md);
+# lever -> the settings that remove it from the default (rounds 4 and 6, select_model.md);
 # the previous (patch) default's own runs are archived in default_model_P/
 ABLATION: dict[str, dict] = {
     "patch tokens": {"embedding": "patch", "positional": "learned"},
     "learned positions": {"positional": "learned"},
     "600-step floor": {"min_steps": 600},
+    "no window stats": {"window_stats": False},  # round 6's choice
 }
 SEEDS = (0, 1, 2)
 DEEPER = 4  # "does SPT help a deeper model?": scratch, scratch-long and SPT at this depth
@@ -311,13 +314,26 @@ def section(protocol: str, defaults: str | None = None) -> list[str]:
     return lines
 
 
-def report(protocols: list[str], command: str, defaults_hash: str | None = None) -> str:
+def stored_defaults(protocols: list[str], defaults_hash: str | None = None) -> dict:
+    """The estimator settings the runs of ``defaults_hash`` recorded (today's defaults when
+    None or when no run of it is stored)."""
+    import json
+
     from medspt import SPTClassifier
 
-    defaults = SPTClassifier().get_params()
+    for name in protocols:
+        for csv in sorted((OUT / name).glob(f"*_seed*_{defaults_hash or params_hash()}*.csv")):
+            recorded = pd.read_csv(csv, usecols=["defaults"])["defaults"].dropna()
+            if len(recorded):
+                return json.loads(recorded.iloc[0])
+    return SPTClassifier().get_params()
+
+
+def report(protocols: list[str], command: str, defaults_hash: str | None = None) -> str:
+    defaults = stored_defaults(protocols, defaults_hash)
     keys = [
         "depth", "d_model", "embedding", "positional", "patch_len", "masking", "mask_unit",
-        "mask_ratio", "normalize",
+        "mask_ratio", "normalize", "window_stats",
         "augment", "label_smoothing", "no_decay_norms", "encoder_lr_scale", "pretrain_epochs",
         "epochs", "min_steps", "batch_size", "lr",
     ]  # fmt: skip
@@ -329,7 +345,7 @@ def report(protocols: list[str], command: str, defaults_hash: str | None = None)
         "development data (`select_defaults.md`, `select_model.md`); no run of this "
         "default, of any seed, was scored on these test folds before the choice.",
         "",
-        "Defaults: " + ", ".join(f"`{k}={defaults[k]!r}`" for k in keys) + ".",
+        "Defaults: " + ", ".join(f"`{k}={defaults.get(k)!r}`" for k in keys) + ".",
         "",
     ]
     for name in protocols:
@@ -339,7 +355,9 @@ def report(protocols: list[str], command: str, defaults_hash: str | None = None)
         "learned absolute positions instead of convolutional tokens with relative "
         "positions; *learned positions* = learned absolute positions instead of relative "
         "ones; *600-step floor* = the previous budget floor instead of 1,500 steps per "
-        "stage. The previous default's own runs: `default_model_P.md`.",
+        "stage; *no window stats* = the classifier without each window's per-channel mean "
+        "and log-std. Earlier defaults' own runs: `default_model_0d8dc206.md` (round 5's "
+        "conv default, without window statistics), `default_model_P.md` (patch tokens).",
         "",
         f"- command: `{command}`",
         f"- date: {dt.datetime.now():%Y-%m-%d %H:%M}; code {git_revision()}",
@@ -363,7 +381,7 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--defaults", default=None,
         help="with --report-only: report the runs of these estimator defaults (the hash in "
-        "their file names; default: today's)",
+        "their file names; default: today's) in default_model_<HASH>.md",
     )  # fmt: skip
     args = ap.parse_args(argv)
     if not args.report_only:
@@ -378,8 +396,12 @@ def main(argv=None) -> int:
             for variant, seed in _plan():
                 run_one(p, variant, seed)
     present = [n for n in ("GPD-1", "NE-1") if (OUT / n).exists()]
-    MD.write_text(report(present, RUN_COMMAND, args.defaults))
-    print(MD.read_text())
+    # an earlier default's report goes beside today's, never over it
+    md = (
+        MD if args.defaults in (None, params_hash()) else MD.with_stem(f"{MD.stem}_{args.defaults}")
+    )
+    md.write_text(report(present, RUN_COMMAND, args.defaults))
+    print(md.read_text())
     return 0
 
 

@@ -421,11 +421,13 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         mean and std of the values the model may see; during pretraining the hidden values
         are left out of those statistics (so they leak neither level nor spread) and the
         reconstruction is scored in that normalized space. False: raw values.
-    window_stats : bool, default=False
+    window_stats : bool, default=True
         Also give the classifier each window's mean and log standard deviation per channel
         (of its observed values), added to the pooled token states through a linear layer
         of the head. Instance normalization takes levels and spreads from the tokens; this
         hands them back to the classification (not to pretraining, which they would leak).
+        The default since round 6 of the model choice (inner validation,
+        ``benchmarks/results/select_model.md``); False when only shapes may count.
     device : str, default="auto"
         "auto", "cpu", "cuda" or "cuda:1".
     amp : bool, default=False
@@ -509,7 +511,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         class_weight: str | None = "balanced",
         linear_probe: bool = False,
         normalize: bool | str = "instance",
-        window_stats: bool = False,
+        window_stats: bool = True,
         device: str = "auto",
         amp: bool = False,
         random_state: int = 0,
