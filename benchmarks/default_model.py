@@ -248,6 +248,21 @@ def control_lines(res, spt: str) -> list[str]:
     return lines
 
 
+def in_progress(protocol: str, defaults: str | None = None) -> str:
+    """Which runs have finished folds but are not complete, as a sentence (or "")."""
+    import re
+
+    done: dict[str, list[int]] = {}
+    for f in (OUT / protocol).glob(f"*_seed*_{defaults or params_hash()}_fold*.csv"):
+        m = re.fullmatch(r"(.+)_seed(\d+)_\w+_fold(\d+)\.csv", f.name)
+        if m:
+            done.setdefault(f"{m[1].replace('-', ' ')}, seed {m[2]}", []).append(int(m[3]))
+    if not done:
+        return ""
+    runs = "; ".join(f"{run}: folds {sorted(k)}" for run, k in sorted(done.items()))
+    return f" Folds done so far (scores shown once a run is complete): {runs}."
+
+
 def section(protocol: str, defaults: str | None = None) -> list[str]:
     from medspt.api import comparison_table, markdown_comparisons
 
@@ -256,7 +271,7 @@ def section(protocol: str, defaults: str | None = None) -> list[str]:
     depth = float(_default_depth())
     res = _at_depth(everything, depth)
     if spt not in set(res["config"]):
-        return [f"## {protocol}", "", "No run yet.", ""]
+        return [f"## {protocol}", "", "No complete run yet." + in_progress(protocol, defaults), ""]
     nan = float("nan")
     pairs = [((spt, depth), ("scratch", depth)), ((spt, depth), ("scratch-long", depth))]
     if "tsai-minirocket" in set(res["config"]):

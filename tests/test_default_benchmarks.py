@@ -275,3 +275,15 @@ def test_select_model_round6_needs_three_inner_folds_and_ties_keep_the_default()
     per, winner = sm.choose(rows, sm.ROUND6, sm.N_ITEMS6)
     assert winner == b and per.loc[b, "score"] == pytest.approx(0.728)
     assert "## Round 6" in sm.report(rows)
+
+
+def test_default_model_report_names_the_folds_of_unfinished_runs(tmp_path, monkeypatch):
+    monkeypatch.setattr(dm, "OUT", tmp_path)
+    (tmp_path / "NE-1").mkdir()
+    names = ["default_seed1_abc_fold0", "default_seed1_abc_fold3", "default_seed0_abc",
+             "600-step-floor_seed0_abc_fold2", "default_seed1_other_fold1"]  # fmt: skip
+    for name in names:
+        (tmp_path / "NE-1" / f"{name}.csv").write_text("x\n")
+    text = dm.in_progress("NE-1", "abc")
+    assert text.endswith("600 step floor, seed 0: folds [2]; default, seed 1: folds [0, 3].")
+    assert dm.in_progress("NE-1", "none") == ""
