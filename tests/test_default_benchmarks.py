@@ -287,3 +287,61 @@ def test_default_model_report_names_the_folds_of_unfinished_runs(tmp_path, monke
     text = dm.in_progress("NE-1", "abc")
     assert text.endswith("600 step floor, seed 0: folds [2]; default, seed 1: folds [0, 3].")
     assert dm.in_progress("NE-1", "none") == ""
+
+
+def test_ensemble_scores_score_each_member_and_the_first_k_means():
+    import ensemble_check as ec
+
+    classes = np.array(["a", "b"])
+    y = np.array(["a", "b", "a", "b"])
+    p = [
+        np.array([[0.9, 0.1], [0.6, 0.4], [0.8, 0.2], [0.3, 0.7]]),  # wrong on case 1
+        np.array([[0.4, 0.6], [0.1, 0.9], [0.7, 0.3], [0.2, 0.8]]),  # wrong on case 0
+        np.array([[0.6, 0.4], [0.45, 0.55], [0.2, 0.8], [0.4, 0.6]]),  # wrong on case 2
+    ]
+    s = ec.ensemble_scores(p, classes, y)
+    assert s["single_mean"] == pytest.approx(0.75) and s["single_min"] == s["single_max"] == 0.75
+    assert s["ensemble_1"] == 0.75  # the first member alone
+    assert s["ensemble_2"] == 1.0  # (0.65, 0.35) / (0.35, 0.65) / (0.75, 0.25) / (0.25, 0.75)
+    assert s["ensemble_3"] == 1.0
+    assert [x.tolist() for x in p][0][0] == [0.9, 0.1]  # inputs left as they were
+
+
+def test_member_probas_are_what_the_ensemble_averages(arrays):
+    import ensemble_check as ec
+
+    from medspt import SPTClassifier
+
+    X, y, groups = arrays
+    clf = SPTClassifier(**FAST, n_estimators=2, random_state=0).fit(X, y, groups=groups)
+    members = list(clf.members_)
+    probas = ec.member_probas(clf, X[:20])
+    assert clf.members_ == members  # restored
+    assert len(probas) == 2 and probas[0].shape == (20, len(clf.classes_))
+    assert not np.allclose(probas[0], probas[1])  # the seeds differ
+    np.testing.assert_allclose((probas[0] + probas[1]) / 2, clf.predict_proba(X[:20]), atol=1e-6)
+
+
+def test_ensemble_report_averages_split_seeds_and_tests_over_items():
+    import ensemble_check as ec
+
+    def row(item, seed, single, ens, part="public", defaults="aaa"):
+        return dict(part=part, item=item, split_seed=seed, n_members=5, single_mean=single,
+                    single_min=single, single_max=single, ensemble_1=single, ensemble_2=ens,
+                    ensemble_3=ens, ensemble_4=ens, ensemble_5=ens, fit_s=10.0, n_val=10,
+                    defaults=defaults, revision="r1")  # fmt: skip
+
+    rows = pd.DataFrame(
+        [row("A", 0, 0.6, 0.7), row("A", 1, 0.8, 0.8), row("B", 0, 0.5, 0.52)]
+        + [row("C", 0, 0.9, 0.94), row("fold 0", 0, 0.7, 0.69, part="GPD-1")]
+        + [row("A", 2, 0.0, 1.0, defaults="old")]
+    )
+    per_item = ec.gains(rows[rows["defaults"] == "aaa"], 5)
+    a = per_item[per_item["item"] == "A"].iloc[0]
+    assert a["splits"] == 2 and a["gain"] == pytest.approx(0.05)  # (0.1 + 0.0) / 2
+    text = ec.report(rows, "aaa")
+    assert "| public | A | 2 | 0.700 | 0.750 | 0.750 | +0.050 |" in text
+    line = next(x for x in text.splitlines() if x.startswith("| public | 3 |"))
+    assert "+0.037" in line and line.endswith("| [+0.020, +0.050] | 0.250 |")  # exact: 2 of 8 flips
+    assert "| GPD-1 | 1 | -0.010 | – |" in text
+    assert "No rows" in ec.report(rows, "zzz")
