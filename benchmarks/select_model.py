@@ -91,10 +91,41 @@ issue's targets, most on NE-1 and on small sets with informative levels):
   default, and ``default_model.py`` and ``public_sets.py`` score it on the test folds and
   test splits, once; otherwise the default stays.
 
+Round 7, declared after 3 of its 18 public items had run (``ensemble_check.py``, split
+seed 0: GunPoint, ArrowHead and ItalyPowerDemand gained +0.014, +0.111 and +0.022 from
+five members) and before the rest (issue 28 item 4, "seed ensembles where they
+measurably help"; the default still trails MiniRocket most on small sets):
+
+- Candidates, in this order:
+
+  1. ``default``: ``SPTClassifier()`` as it is at the commit that declares this round
+     (round 6's winner);
+  2. ``default + small-set ensemble``: ``n_estimators="auto"``: five members (seeds
+     ``random_state`` .. ``random_state + 4``, on one split, probabilities averaged) when
+     ``fit`` gets fewer than 300 labelled windows, else one. The threshold is the issue's
+     small regime (36-270 training cases), fixed here, not tuned: there an ensemble
+     costs five fits of a few seconds to a minute; the protocols' thousands of windows
+     keep one member and their fit time.
+- Development data and score as in round 6 (four parts of equal weight, balanced
+  accuracy, ties within 0.005 keep the default), except:
+
+  - ``public``: each set's item is the mean over three inner hold-outs of its TRAIN part
+    (``export_public_sets.inner_split`` with split seeds 0, 1, 2; round 6 had seed 0
+    only), from ``ensemble_check.py``'s five-member fits: ``default`` scores the mean of
+    the five members alone (the expected score of one seed), the candidate scores their
+    ensemble.
+  - ``GPD-1``, ``NE-1`` and ``synthetic``: every item has 480 or more training windows, so
+    the candidate fits exactly what the default fits; both take round 6's rows of
+    ``default + window stats`` (today's default), and these parts cannot move the choice.
+- If the candidate wins, ``n_estimators="auto"`` becomes the default; ``public_sets.py``
+  and ``synthetic_check.py`` score it once on the test splits; the protocols' test-fold
+  runs of today's default stand for it unchanged (one member there), which a test of the
+  threshold guarantees.
+
     MEDSPT_DATA=/path/to/data python benchmarks/select_model.py --round 6 --parts GPD-1
     MEDSPT_DATA=/path/to/data python benchmarks/select_model.py --parts GPD-1
     python benchmarks/select_model.py --parts public synthetic
-    python benchmarks/select_model.py --report-only
+    python benchmarks/select_model.py --report-only        # also round 7, once its rows exist
 
 Results: ``benchmarks/results/select_model.csv`` and ``select_model.md``.
 """
@@ -138,6 +169,13 @@ PARTS = ("GPD-1", "NE-1", "public", "synthetic")
 N_ITEMS = {"GPD-1": 1, "NE-1": 1, "public": 6, "synthetic": 3}  # a part counts when complete
 FOLDS = {4: (0,), 5: (0,), 6: (0, 1, 2)}  # outer folds whose inner splits a round scores
 N_ITEMS6 = {**N_ITEMS, "GPD-1": 3, "NE-1": 3}
+ROUND7: dict[str, dict] = {
+    "default": {},
+    "default + small-set ensemble": {"n_estimators": "auto"},
+}
+ENSEMBLE_CSV = RESULTS / "ensemble_check.csv"
+ROUND7_SPLITS = (0, 1, 2)
+ROUND7_DEFAULTS = "d5cfae1b"  # today's default (round 6's winner), whose fits round 7 reads
 TIE = 0.005
 CSV = RESULTS / "select_model.csv"
 MD = RESULTS / "select_model.md"
@@ -250,6 +288,30 @@ def choose(
     return per, next(c for c in per.index if per.loc[c, "score"] >= best - TIE)
 
 
+def round7_rows(rows: pd.DataFrame, ensembles: pd.DataFrame, defaults: str) -> pd.DataFrame:
+    """Round 7's rows as the rule declares them: public items from ``ensemble_check.py``'s
+    five-member fits under ``defaults`` (a set counts once all of :data:`ROUND7_SPLITS`
+    ran; ``default`` = mean single member, the candidate = the ensemble), the other parts
+    round 6's ``default + window stats`` rows for both candidates."""
+    ens = ensembles[(ensembles["defaults"] == defaults) & (ensembles["n_members"] == 5)]
+    ens = ens[ens["part"] == "public"].drop_duplicates(["item", "split_seed"], keep="last")
+    ens = ens[ens["split_seed"].isin(ROUND7_SPLITS)]
+    full = ens.groupby("item")["split_seed"].nunique() == len(ROUND7_SPLITS)
+    ens = ens[ens["item"].isin(full[full].index)]
+    per_set = ens.groupby("item", sort=False)[["single_mean", "ensemble_5", "fit_s"]].mean()
+    out = []
+    for item, r in per_set.iterrows():
+        for name, col in zip(ROUND7, ("single_mean", "ensemble_5")):
+            fit_s = r["fit_s"] / 5 if name == "default" else r["fit_s"]
+            out.append(dict(part="public", item=item, candidate=name, score=r[col], fit_s=fit_s))
+    same = rows[(rows["candidate"] == "default + window stats") & (rows["part"] != "public")]
+    for name in ROUND7:
+        out += same.assign(candidate=name)[["part", "item", "candidate", "score", "fit_s"]].to_dict(
+            "records"
+        )
+    return pd.DataFrame(out, columns=["part", "item", "candidate", "score", "fit_s"])
+
+
 def _fmt(v) -> str:
     return "n/a" if pd.isna(v) else f"{v:.3f}"
 
@@ -285,6 +347,12 @@ def report(rows: pd.DataFrame) -> str:
         *round_table(
             rows, "Round 6: window statistics, protocols on three inner folds", ROUND6, N_ITEMS6
         ),
+    ]
+    if ENSEMBLE_CSV.is_file():
+        r7 = round7_rows(rows, pd.read_csv(ENSEMBLE_CSV), ROUND7_DEFAULTS)
+        title = "Round 7: a five-member ensemble on small sets (public: 3 inner splits)"
+        lines += round_table(r7, title, ROUND7, N_ITEMS6)
+    lines += [
         "Per item:",
         "",
         "| part | item | " + " | ".join([*ALL, *ROUND6]) + " |",

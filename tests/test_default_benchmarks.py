@@ -345,3 +345,45 @@ def test_ensemble_report_averages_split_seeds_and_tests_over_items():
     assert "+0.037" in line and line.endswith("| [+0.020, +0.050] | 0.250 |")  # exact: 2 of 8 flips
     assert "| GPD-1 | 1 | -0.010 | – |" in text
     assert "No rows" in ec.report(rows, "zzz")
+
+
+def test_select_model_round7_reads_ensembles_and_needs_three_splits_per_set():
+    sets = ["A", "B", "C", "D", "E", "F"]
+
+    def ens(item, seed, single, ensemble, defaults="d5cfae1b"):
+        return dict(part="public", item=item, split_seed=seed, n_members=5,
+                    single_mean=single, ensemble_5=ensemble, fit_s=50.0,
+                    defaults=defaults)  # fmt: skip
+
+    ensembles = pd.DataFrame(
+        [ens(s, k, 0.6, 0.7) for s in sets for k in (0, 1, 2)]
+        + [ens("A", 0, 0.0, 0.0, defaults="old")]  # other defaults: not read
+    )
+    r6 = pd.DataFrame(
+        [dict(part=p, item=i, candidate=c, score=v, fit_s=10.0)
+         for p, items in (("GPD-1", 3), ("NE-1", 3), ("synthetic", 3))
+         for i in range(items)
+         for c, v in (("default", 0.1), ("default + window stats", 0.8))]
+        + [dict(part="public", item="A", candidate="default + window stats", score=0.0,
+                fit_s=1.0)]
+    )  # fmt: skip
+    r7 = sm.round7_rows(r6, ensembles, "d5cfae1b")
+    pub = r7[r7["part"] == "public"].set_index(["item", "candidate"])["score"]
+    assert pub[("A", "default")] == pytest.approx(0.6)
+    assert pub[("A", "default + small-set ensemble")] == pytest.approx(0.7)
+    assert (r7.loc[r7["part"] == "GPD-1", "score"] == 0.8).all()  # window-stats rows, both
+    per, winner = sm.choose(r7, sm.ROUND7, sm.N_ITEMS6)
+    assert per.loc["default", "public"] == pytest.approx(0.6)
+    assert per.loc["default + small-set ensemble", "score"] - per.loc["default", "score"] == (
+        pytest.approx(0.1 / 4)
+    )
+    assert winner == "default + small-set ensemble"
+    # a set with two of its three splits is not an item yet: no choice
+    _, winner = sm.choose(
+        sm.round7_rows(r6, ensembles.iloc[1:], "d5cfae1b"), sm.ROUND7, sm.N_ITEMS6
+    )
+    assert winner is None
+    # a public gain of 0.01 is 0.0025 on the score: a tie keeps the default
+    ensembles["ensemble_5"] = 0.61
+    _, winner = sm.choose(sm.round7_rows(r6, ensembles, "d5cfae1b"), sm.ROUND7, sm.N_ITEMS6)
+    assert winner == "default"
