@@ -355,3 +355,16 @@ def params_hash(overrides: dict | None = None) -> str:
     import hashlib
 
     return hashlib.sha1(resolved_params_json(overrides).encode()).hexdigest()[:8]
+
+
+def resolved_hash(n_windows: int) -> str:
+    """:func:`params_hash` of the defaults as a fit on ``n_windows`` labelled windows
+    resolves them: ``n_estimators="auto"`` becomes the number of members it trains there,
+    so the runs of an earlier default that fit identically keep their key (from 300
+    windows on, one member: the same fit as ``n_estimators=1``)."""
+    from medspt import SPTClassifier
+    from medspt.estimator.auto import n_estimators_for
+
+    if SPTClassifier().n_estimators != "auto":
+        return params_hash()
+    return params_hash({"n_estimators": n_estimators_for(n_windows)})

@@ -45,8 +45,9 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from _common import RESULTS, git_revision, machine, params_hash, resolved_params_json
+from _common import RESULTS, git_revision, machine, resolved_hash, resolved_params_json
 
+from medspt.estimator.auto import SMALL_SET
 from medspt.estimator.metrics import read_predictions
 
 OUT = RESULTS / "default_model"
@@ -95,6 +96,13 @@ def _at_depth(res, depth: float):
     return out
 
 
+def params_hash() -> str:
+    """The key of today's default on the protocols: its settings as their folds resolve
+    them. Every fold trains on thousands of windows, where ``n_estimators="auto"`` trains
+    one member, the same fit as ``n_estimators=1`` (:func:`run_one` checks the sizes)."""
+    return resolved_hash(SMALL_SET)
+
+
 def _paths(protocol: str, variant: str, seed: int):
     stem = OUT / protocol / f"{variant.replace(' ', '-')}_seed{seed}_{params_hash()}"
     return stem.with_suffix(".csv"), stem.parent / (stem.name + "_predictions.csv.gz")
@@ -110,6 +118,11 @@ def run_one(p, variant: str, seed: int) -> None:
     rows_csv, pred_csv = _paths(p.name, variant, seed)
     if rows_csv.exists():
         return
+    if min(len(train) for train, _ in p.folds) < SMALL_SET:
+        raise SystemExit(
+            f"{p.name}: a fold trains on fewer than {SMALL_SET} windows, where the default "
+            "trains five members: its runs would not be keyed as one-member fits"
+        )
     start = time.time()
     rows, preds = [], []
     for k in range(len(p.folds)):

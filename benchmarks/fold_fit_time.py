@@ -23,8 +23,8 @@ from _common import (
     append_csv,
     cpu_seconds,
     git_revision,
-    params_hash,
     parser,
+    resolved_hash,
     write_report_with_run,
 )
 
@@ -69,7 +69,7 @@ def time_fit(name: str, fold: int, seed: int, root=None) -> dict:
         "fit_s": round(wall, 1),
         "ms_per_step": round(1000 * wall / max(n_steps, 1), 1),
         "other_cpu": round(other, 3),
-        "defaults": params_hash(),
+        "defaults": resolved_hash(len(X)),  # as this fit resolves "auto" settings
         "revision": git_revision(),
     }
 

@@ -16,10 +16,11 @@ import torch  # noqa: E402
 torch.set_num_threads(1)  # tiny models: one thread is fastest and never oversubscribes
 
 # Small, fast settings for SPTClassifier in tests.
-# min_steps=0: tiny test sets would otherwise train for the default step floor
+# min_steps=0: tiny test sets would otherwise train for the default step floor;
+# n_estimators=1: they would otherwise train five seeds (the small-set ensemble)
 FAST = dict(
     d_model=16, n_heads=2, depth=1, patch_len=8, pretrain_epochs=2, epochs=3, batch_size=32,
-    min_steps=0,
+    min_steps=0, n_estimators=1,
 )  # fmt: skip
 
 

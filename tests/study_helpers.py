@@ -15,11 +15,18 @@ from optuna.trial import TrialState
 from medspt.study import grid_cells, make_storage, run_study
 
 TINY = ["--d-model", "8", "--n-heads", "2", "--epochs", "1", "--pretrain-epochs", "1"]
-TINY += ["--min-steps", "0", "--patch-len", "8"]
+TINY += ["--min-steps", "0", "--patch-len", "8", "--n-estimators", "1"]
 TINY += ["--batch-size", "128", "--cv", "2", "--window", "4s", "--quiet", "--no-scratch-long"]
 TINY += ["--no-baselines"]  # baseline cells have their own test
 TINY_PARAMS = dict(
-    d_model=8, n_heads=2, epochs=1, pretrain_epochs=1, batch_size=128, min_steps=0, patch_len=8
+    d_model=8,
+    n_heads=2,
+    epochs=1,
+    pretrain_epochs=1,
+    batch_size=128,
+    min_steps=0,
+    patch_len=8,
+    n_estimators=1,
 )
 
 

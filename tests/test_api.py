@@ -22,6 +22,7 @@ def test_fit_spt_learns_above_chance_on_held_out_subjects():
         n_heads=4,
         pretrain_epochs=5,
         min_steps=0,
+        n_estimators=1,
         epochs=25,
         patience=None,
         lr=2e-3,

@@ -98,3 +98,11 @@ def test_a_report_ends_with_its_run_section(tmp_path):
     assert text.startswith("# Title\n\n| a |\n\n## Run\n")
     assert "- command: `python benchmarks/x.py --out o`" in text
     assert "wall time 2.1 min" in text and "torch threads 2" in text
+
+
+def test_resolved_hash_keys_one_member_fits_like_n_estimators_1():
+    from _common import params_hash, resolved_hash
+
+    assert resolved_hash(300) == resolved_hash(5000) == params_hash({"n_estimators": 1})
+    assert resolved_hash(299) == params_hash({"n_estimators": 5}) != resolved_hash(300)
+    assert params_hash() not in (resolved_hash(299), resolved_hash(300))  # "auto" itself

@@ -154,6 +154,7 @@ def test_estimator_with_conv_tokens_fits_saves_and_loads(tmp_path):
         pretrain_epochs=1,
         epochs=1,
         min_steps=0,
+        n_estimators=1,
         random_state=0,
     )
     clf.fit(X, y, groups=groups)

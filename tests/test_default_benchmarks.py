@@ -166,6 +166,9 @@ def test_default_model_runs_resume_at_the_next_fold(windows, tmp_path, monkeypat
     monkeypatch.setattr(dm, "OUT", tmp_path)
     folds = subject_folds(windows.y, windows.groups, n_splits=3)
     p = SimpleNamespace(name="NE-1", windows=windows, folds=folds)
+    with pytest.raises(SystemExit, match="fewer than 300 windows"):
+        dm.run_one(p, "default", 0)  # 53 training windows: the default trains five members
+    monkeypatch.setattr(dm, "SMALL_SET", 50)
     params = {k: v for k, v in FAST.items() if k != "depth"}
     calls = []
 
@@ -313,7 +316,7 @@ def test_member_probas_are_what_the_ensemble_averages(arrays):
     from medspt import SPTClassifier
 
     X, y, groups = arrays
-    clf = SPTClassifier(**FAST, n_estimators=2, random_state=0).fit(X, y, groups=groups)
+    clf = SPTClassifier(**{**FAST, "n_estimators": 2}, random_state=0).fit(X, y, groups=groups)
     members = list(clf.members_)
     probas = ec.member_probas(clf, X[:20])
     assert clf.members_ == members  # restored

@@ -147,6 +147,7 @@ _SKIPPED: dict[str, str] = {
             epochs=2,
             batch_size=16,
             min_steps=0,
+            n_estimators=1,
             # sklearn's checks separate classes by feature levels, which a per-window
             # (instance) normalization removes by design, and expect a few epochs to
             # fit: the plain recipe (no augmentation or smoothing) does

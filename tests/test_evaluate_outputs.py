@@ -15,7 +15,8 @@ from medspt.core.errors import InputError
 from medspt.data.synthetic import make_demo_frame
 from medspt.estimator.metrics import chance_levels, predictions_frame, subject_table
 
-TINY = dict(d_model=8, n_heads=2, epochs=2, pretrain_epochs=1, batch_size=64, min_steps=0)
+TINY = dict(d_model=8, n_heads=2, epochs=2, pretrain_epochs=1, batch_size=64, min_steps=0,
+            n_estimators=1)  # fmt: skip
 
 
 def one_label_per_subject(seed: int = 0) -> pd.DataFrame:

@@ -18,7 +18,10 @@ from _baselines_folds import load_windows  # noqa: E402
 
 from medspt.core.splits import labelled_subjects  # noqa: E402
 
-TINY = '{"d_model": 16, "n_heads": 2, "min_steps": 0, "epochs": 2, "pretrain_epochs": 1}'
+TINY = (
+    '{"d_model": 16, "n_heads": 2, "min_steps": 0, "n_estimators": 1, "epochs": 2, '
+    '"pretrain_epochs": 1}'
+)
 
 
 def test_labelled_subjects_are_a_stratified_seeded_share():

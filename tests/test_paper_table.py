@@ -15,7 +15,8 @@ import sensitivity  # noqa: E402
 
 from medspt.study import results_frame, run_study  # noqa: E402
 
-TINY = dict(d_model=8, n_heads=2, epochs=1, pretrain_epochs=1, batch_size=128, min_steps=0)
+TINY = dict(d_model=8, n_heads=2, epochs=1, pretrain_epochs=1, batch_size=128, min_steps=0,
+            n_estimators=1)  # fmt: skip
 
 
 def test_the_default_model_grid_pins_every_setting_but_the_grids_own():

@@ -15,7 +15,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import baselines as bl  # noqa: E402
 
 TINY = dict(
-    d_model=8, n_heads=2, epochs=1, pretrain_epochs=1, patch_len=8, batch_size=256, min_steps=0
+    d_model=8,
+    n_heads=2,
+    epochs=1,
+    pretrain_epochs=1,
+    patch_len=8,
+    batch_size=256,
+    min_steps=0,
+    n_estimators=1,
 )
 
 

@@ -12,7 +12,14 @@ from medspt.study import run_study
 from medspt.study.report import results_frame, write_report
 
 TINY_PARAMS = dict(
-    d_model=8, n_heads=2, epochs=1, pretrain_epochs=1, batch_size=128, min_steps=0, patch_len=8
+    d_model=8,
+    n_heads=2,
+    epochs=1,
+    pretrain_epochs=1,
+    batch_size=128,
+    min_steps=0,
+    patch_len=8,
+    n_estimators=1,
 )
 
 

@@ -119,6 +119,7 @@ def test_hierarchical_fits_gaitpd_windows_of_1000_steps():
         pretrain_epochs=1,
         epochs=1,
         min_steps=0,
+        n_estimators=1,
         val_size=0,
     )
     assert clf.model_.config.n_patches == 1000

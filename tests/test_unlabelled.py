@@ -29,7 +29,7 @@ def _arrays(seed: int = 0):
     return X, y, g, Xu, gu
 
 
-KW = dict(depth=1, d_model=16, n_heads=2, epochs=2, pretrain_epochs=2, min_steps=0,
+KW = dict(depth=1, d_model=16, n_heads=2, epochs=2, pretrain_epochs=2, min_steps=0, n_estimators=1,
           batch_size=8, device="cpu", val_size=0.25, patch_len=8)  # fmt: skip
 
 

@@ -314,8 +314,9 @@ _MODEL: dict[str, tuple[dict, str]] = {
         "after pretraining the encoder learns at lr times this, in (0, 1]",
     ),
     "n_estimators": (
-        dict(type=positive_int),
-        "models (seeds) averaged in probability; one model file holds them all",
+        dict(type=auto_or_int, metavar="{auto,N}"),
+        "models (seeds) averaged in probability; one model file holds them all; auto: 5 "
+        "below 300 labelled windows, else 1",
     ),
     "class_weight": (
         dict(choices=("balanced", "none")),

@@ -6,6 +6,8 @@ training data into those settings; :class:`medspt.SPTClassifier` records what th
 ``auto_params_``. The rules keep the values the defaults were selected with on the real
 protocols (patch 8 and batch 64 for GPD-1's and NE-1's windows of 200-240 steps and
 thousands of windows) and were checked on small public sets (``benchmarks/public_sets.py``).
+``n_estimators="auto"`` (round 7 of ``benchmarks/select_model.py``) averages five seeds on
+small sets only, where a fit is cheap and one seed's luck moves the score most.
 """
 
 from __future__ import annotations
@@ -85,3 +87,20 @@ def batch_size_for(n_train: int) -> int:
     if n_train < 1:
         raise ValueError(f"n_train must be >= 1, got {n_train}")
     return min(MAX_BATCH, max(MIN_BATCH, _pow2_floor(n_train / BATCHES_PER_EPOCH)))
+
+
+SMALL_SET = 300  # fewer labelled windows than this: the small regime (36-270 cases)
+SMALL_SET_MEMBERS = 5  # seeds averaged there
+
+
+def n_estimators_for(n_windows: int) -> int:
+    """Ensemble members for a fit on ``n_windows`` labelled windows (cases): five seeds
+    below 300 windows, one from 300 on, so the protocols' thousands of windows keep one
+    model and its fit time.
+
+    >>> n_estimators_for(40), n_estimators_for(299), n_estimators_for(300)
+    (5, 5, 1)
+    """
+    if n_windows < 1:
+        raise ValueError(f"n_windows must be >= 1, got {n_windows}")
+    return SMALL_SET_MEMBERS if n_windows < SMALL_SET else 1

@@ -30,6 +30,7 @@ from medspt.estimator.auto import (
     FEWEST_TOKENS,
     batch_size_for,
     mask_run_for,
+    n_estimators_for,
     patch_len_for,
     token_stride_for,
 )
@@ -207,7 +208,7 @@ ESTIMATOR_RULES: dict[str, Rule] = {
     "pretrain_epochs": integer(0),
     "recover_epochs": integer(0),
     "min_steps": integer(0),
-    "n_estimators": integer(1),
+    "n_estimators": integer(1).or_auto(),  # "auto": five members below 300 windows
     "encoder_lr_scale": interval("(0, 1]"),
     "label_smoothing": interval("[0, 1)"),
     "hierarchical_stages": one_of(("all", "pretrain"), must="be 'all' or 'pretrain'"),
@@ -403,9 +404,13 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         When fine-tuning after pretraining, the encoder trains at ``lr * encoder_lr_scale``
         and the new classification head at ``lr`` (e.g. 0.3: the pretrained encoder moves
         less). Ignored without pretraining.
-    n_estimators : int, default=1
+    n_estimators : int or "auto", default="auto"
         Models trained (seeds ``random_state``, ``random_state + 1``, ...) on the same
-        split and averaged in probability; one model file holds them all.
+        split and averaged in probability; one model file holds them all. ``"auto"``:
+        five when ``fit`` gets fewer than 300 labelled windows (a small set, where a fit is
+        cheap and one seed's luck moves the score most), else one
+        (:func:`medspt.estimator.auto.n_estimators_for`); ``n_estimators_`` holds the
+        number used.
     class_weight : {"balanced"} or None, default="balanced"
         Weight the loss by inverse class frequency.
     linear_probe : bool, default=False
@@ -507,7 +512,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         steps_like_spt: bool = False,
         no_decay_norms: bool = True,
         encoder_lr_scale: float = 0.5,
-        n_estimators: int = 1,
+        n_estimators: int | str = "auto",
         class_weight: str | None = "balanced",
         linear_probe: bool = False,
         normalize: bool | str = "instance",
@@ -665,7 +670,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         config = self._model_config(n_channels=X.shape[1], n_steps=X.shape[2])
         seed = int(self.random_state)
         # members differ in weights, masks and batch order (_fit_member runs the stages)
-        fitted = [self._fit_member(config, seed + m, data) for m in range(int(self.n_estimators))]
+        fitted = [self._fit_member(config, seed + m, data) for m in range(self.n_estimators_)]
         self.members_ = [model for model, _, _ in fitted]
         self.member_histories_ = [history for _, history, _ in fitted]
         self.model_, self.history_, self.best_epoch_ = fitted[0]
@@ -852,9 +857,12 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         # relative positions bias token pairs, which hierarchical attention does not have
         auto_positional = "relative" if self.attention == "full" else "learned"
         self.positional_ = auto_positional if self.positional == "auto" else self.positional
+        self.n_estimators_ = (
+            n_estimators_for(len(X)) if self.n_estimators == "auto" else int(self.n_estimators)
+        )
         self.auto_params_ = {
             name: getattr(self, name + "_")
-            for name in ("patch_len", "batch_size", "positional")
+            for name in ("patch_len", "batch_size", "positional", "n_estimators")
             if getattr(self, name) == "auto"
         }
 

@@ -62,6 +62,7 @@ def load(path: str | Path) -> SPTClassifier:
     est.patch_len_ = int(est.model_.config.patch_len)
     est.positional_ = est.model_.config.positional
     est.batch_size_ = est.auto_params_.get("batch_size", params.get("batch_size"))
+    est.n_estimators_ = len(members)
     summary = meta.get("data_summary")
     est.data_summary_ = DataSummary.from_dict(summary) if summary else None
     est.evaluation_ = meta.get("evaluation")
