@@ -10,7 +10,13 @@ from conftest import FAST
 from medspt import SPTClassifier, fit_spt, load
 from medspt.core.errors import InputError
 from medspt.data.summary import DataSummary, case_lengths
-from medspt.estimator.auto import MAX_TOKENS, MIN_TOKENS, batch_size_for, patch_len_for
+from medspt.estimator.auto import (
+    MAX_TOKENS,
+    MIN_TOKENS,
+    batch_size_for,
+    n_estimators_for,
+    patch_len_for,
+)
 
 # the patch tokenizer's rules (the conv tokenizer's are in test_conv_tokenizer.py)
 TINY = {k: v for k, v in FAST.items() if k not in ("patch_len", "batch_size")}
@@ -48,6 +54,13 @@ def test_rules_refuse_nonsense(bad):
         patch_len_for(bad)
     with pytest.raises(ValueError, match="must be >= 1"):
         batch_size_for(bad)
+    with pytest.raises(ValueError, match="n_windows must be >= 1"):
+        n_estimators_for(bad)
+
+
+@pytest.mark.parametrize("n, want", [(1, 5), (36, 5), (299, 5), (300, 1), (2785, 1)])
+def test_n_estimators_for_ensembles_small_sets_only(n, want):
+    assert n_estimators_for(n) == want
 
 
 def test_case_lengths_ignore_trailing_padding_only():
