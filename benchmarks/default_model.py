@@ -384,7 +384,11 @@ def report(protocols: list[str], command: str, defaults_hash: str | None = None)
         "positions; *learned positions* = learned absolute positions instead of relative "
         "ones; *600-step floor* = the previous budget floor instead of 1,500 steps per "
         "stage; *no window stats* = the classifier without each window's per-channel mean "
-        "and log-std. Earlier defaults' own runs: `default_model_0d8dc206.md` (round 5's "
+        'and log-std. The small-set ensemble (`n_estimators="auto"`, round 7) is no lever '
+        "here: with thousands of training windows per fold the default trains one member, "
+        "the same fit as before it, so these runs stand for it (the file key is the "
+        "default as the folds resolve it). Its own ablation is on the public sets "
+        "(`public_sets.md`). Earlier defaults' own runs: `default_model_0d8dc206.md` (round 5's "
         "conv default, without window statistics), `default_model_P.md` (patch tokens).",
         "",
         f"- command: `{command}`",
