@@ -308,7 +308,8 @@ def section(protocol: str, defaults: str | None = None) -> list[str]:
         + ", ".join(f"{c} {steps[c]:.0f}" for c in main if c in steps.index)
         + "; mean fit time: "
         + ", ".join(f"{c} {wall[c]:.0f} s" for c in main if c in wall.index)
-        + ".",
+        + "."
+        + in_progress(protocol, defaults),
         "",
         *target_lines(res, protocol, spt),
         *control_lines(res, spt),
