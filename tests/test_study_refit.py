@@ -4,23 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from study_helpers import TINY_PARAMS
 
 import medspt
 from medspt.api import choose_configuration
 from medspt.cli.commands import main
 from medspt.study import run_study
 from medspt.study.report import results_frame, write_report
-
-TINY_PARAMS = dict(
-    d_model=8,
-    n_heads=2,
-    epochs=1,
-    pretrain_epochs=1,
-    batch_size=128,
-    min_steps=0,
-    patch_len=8,
-    n_estimators=1,
-)
 
 
 @pytest.fixture(scope="module")
