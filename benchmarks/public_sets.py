@@ -371,7 +371,8 @@ def main(argv: list[str] | None = None) -> None:
         }
         save_row(csv, row)
         done = append_row(done, row)
-        args.out.write_text(report(done, info, dkey))
+        # the report from the file, not this process's rows: another process may have appended
+        args.out.write_text(report(read_results(csv), info, dkey))
         print(
             f"{name:24s} {fmt_cell(row['medspt_accuracy']):>7s} "
             f"{fmt_cell(row['minirocket_accuracy']):>7s} "
@@ -379,6 +380,8 @@ def main(argv: list[str] | None = None) -> None:
             f"{fmt_cell(row['fit_s'], '.0f'):>7s}  {row.get('settings', '')} {row['note']}",
             flush=True,
         )
+    if csv.exists():  # also when every set was skipped: the report follows the file
+        args.out.write_text(report(read_results(csv), info, dkey))
 
 
 if __name__ == "__main__":

@@ -178,6 +178,12 @@ def test_main_writes_rows_and_skips_them_when_resumed(tmp_path, capsys):
     assert "mean over seeds [0, 1]" in md
     mean = rows[rows["mode"] == "test"]["medspt_accuracy"].mean()
     assert f"| Tiny | univariate | 2 | {mean:.3f} | 1.000 |" in md
+    # a row another process appended reaches the report of a run that only skips
+    extra = rows[rows["mode"] == "test"].iloc[[0]].assign(seed=2, medspt_accuracy=0.0)
+    extra.to_csv(tmp_path / "o.csv", mode="a", header=False, index=False)
+    (tmp_path / "o.md").write_text("stale")
+    ps.main(argv)  # every set skipped
+    assert "mean over seeds [0, 1, 2]" in (tmp_path / "o.md").read_text()
 
 
 def test_minirocket_scores_unequal_split_lengths(tmp_path):
