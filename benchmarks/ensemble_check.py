@@ -148,8 +148,8 @@ def run(parts, split_seeds, n_members: int, root) -> None:
 def gains(rows: pd.DataFrame, n: int) -> pd.DataFrame:
     """Per part and item (split seeds averaged: they share the item's data), the mean
     single member, the ensembles of 3 and ``n`` and the gain of ``n`` over one member."""
-    cols = ["single_mean", *(c for c in (f"ensemble_{min(3, n)}", f"ensemble_{n}"))]
-    out = rows.groupby(["part", "item"], sort=False)[list(dict.fromkeys(cols))].mean()
+    cols = list(dict.fromkeys(["single_mean", f"ensemble_{min(3, n)}", f"ensemble_{n}"]))
+    out = rows.groupby(["part", "item"], sort=False)[cols].mean()
     out["gain"] = out[f"ensemble_{n}"] - out["single_mean"]
     out["splits"] = rows.groupby(["part", "item"], sort=False)["split_seed"].nunique()
     return out.reset_index()

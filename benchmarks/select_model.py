@@ -302,7 +302,7 @@ def round7_rows(rows: pd.DataFrame, ensembles: pd.DataFrame, defaults: str) -> p
     out = []
     for item, r in per_set.iterrows():
         for name, col in zip(ROUND7, ("single_mean", "ensemble_5")):
-            fit_s = r["fit_s"] / 5 if name == "default" else r["fit_s"]
+            fit_s = r["fit_s"] / 5 if name == "default" else r["fit_s"]  # one of 5 members
             out.append(dict(part="public", item=item, candidate=name, score=r[col], fit_s=fit_s))
     same = rows[(rows["candidate"] == "default + window stats") & (rows["part"] != "public")]
     for name in ROUND7:
