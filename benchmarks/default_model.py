@@ -10,9 +10,16 @@ Beside it, on the same folds:
 
 - tsai MiniRocket's out-of-fold predictions (``baselines_<protocol>_minirocket-oof``), the
   baseline to beat, compared subject-wise (paired, issue-8 statistics);
-- an ablation, seed 0: the default with one of its levers removed at a time, and the
-  previous default (all levers removed). Ablation rows are scored on the test folds, so
-  they explain the default; they choose nothing.
+- an ablation: the default with one of its levers removed at a time. Today's default
+  is round 5's (hash ``ABLATION_BASE``) with window statistics added, and nothing else
+  changed (checked from the settings both runs recorded). So the window-statistics lever
+  is round 5's runs against today's, every seed, and the other levers (tokenizer,
+  positions, budget) are removed from round 5's default in its own seed-0 runs.
+  ``--ablation`` runs the four levers on today's default instead (seed 0, about 4
+  core-hours per protocol); the report prefers those runs where they are complete.
+  Ablation rows are scored on the test folds, so they explain the default; they choose
+  nothing. Whether SPT helps a deeper model is the capacity study's question
+  (``paper_table.py --model default``).
 
 Targets (issue 28): GPD-1 balanced accuracy >= 0.80 and subject accuracy >= 0.85; NE-1
 balanced accuracy >= 0.65 (MiniRocket's level); neither below the previous default
@@ -65,14 +72,17 @@ ABLATION: dict[str, dict] = {
     "no window stats": {"window_stats": False},  # round 6's choice
 }
 SEEDS = (0, 1, 2)
-DEEPER = 4  # "does SPT help a deeper model?": scratch, scratch-long and SPT at this depth
+# round 5's default: today's without window statistics. Its stored runs (this hash) give
+# the ablation of window statistics (every seed) and of the other levers (its seed-0 runs)
+ABLATION_BASE = "0d8dc206"
+BASE_LEVER = "no window stats"
 
 
-def _plan() -> list[tuple[str, int]]:
-    """(variant, seed) runs in order: the default with every seed first (the numbers the
-    targets are about), then the ablation and the deeper model with seed 0."""
+def _plan(ablation: bool = False) -> list[tuple[str, int]]:
+    """(variant, seed) runs in order: the default with every seed (the numbers the targets
+    are about), then, with ``ablation``, each lever removed from it with seed 0."""
     runs = [("default", s) for s in SEEDS]
-    return runs + [*[(name, 0) for name in ABLATION], (f"depth {DEEPER}", 0)]
+    return runs + ([(name, 0) for name in ABLATION] if ablation else [])
 
 
 def _default_masking() -> str:
@@ -158,8 +168,6 @@ def _evaluate_fold(p, variant: str, seed: int, k: int):
         warnings.simplefilter("ignore")
         if variant == "default":
             res = evaluate(p.windows, **kw)
-        elif variant == f"depth {DEEPER}":
-            res = evaluate(p.windows, depths=(DEEPER,), **kw)
         else:
             masking = _default_masking()
             res = evaluate(p.windows, scratch=False, maskings=(masking,), **kw, **ABLATION[variant])
@@ -261,14 +269,15 @@ def control_lines(res, spt: str) -> list[str]:
     return lines
 
 
-def in_progress(protocol: str, defaults: str | None = None) -> str:
-    """Which runs have finished folds but are not complete, as a sentence (or "")."""
+def in_progress(protocol: str, defaults: str | None = None, variants=None) -> str:
+    """Which runs (of ``variants``; all when None) have finished folds but are not
+    complete, as a sentence (or "")."""
     import re
 
     done: dict[str, list[int]] = {}
     for f in (OUT / protocol).glob(f"*_seed*_{defaults or params_hash()}_fold*.csv"):
         m = re.fullmatch(r"(.+)_seed(\d+)_\w+_fold(\d+)\.csv", f.name)
-        if m:
+        if m and (variants is None or m[1] in {v.replace(" ", "-") for v in variants}):
             done.setdefault(f"{m[1].replace('-', ' ')}, seed {m[2]}", []).append(int(m[3]))
     if not done:
         return ""
@@ -291,10 +300,6 @@ def section(protocol: str, defaults: str | None = None) -> list[str]:
         pairs += [((spt, depth), ("tsai-minirocket", nan))]
         pairs += [(("scratch-long", depth), ("tsai-minirocket", nan))]
     declared = comparison_table(res, [p for p in pairs if p[1][0] in set(res["config"])])
-    ablated = [c for c in sorted(set(res["config"])) if c.startswith(spt + " - ")]
-    seed0 = res[res["seed"] == 0]
-    seed0.predictions = res.predictions[res.predictions["seed"] == 0]
-    ablation = comparison_table(seed0, [((c, depth), (spt, depth)) for c in ablated])
     seeds = sorted(res.loc[res["config"] == spt, "seed"].unique().tolist())
     main = (spt, "scratch", "scratch-long")
     steps = res.groupby("config")["optimizer_steps"].mean()
@@ -322,22 +327,100 @@ def section(protocol: str, defaults: str | None = None) -> list[str]:
         markdown_comparisons(declared).rstrip(),
         "",
     ]
-    deeper = _at_depth(everything, float(DEEPER))
-    if spt in set(deeper.loc[deeper["depth"] == DEEPER, "config"]):
-        pairs = [((spt, DEEPER), ("scratch", DEEPER)), ((spt, DEEPER), ("scratch-long", DEEPER))]
+    return lines + ablation_lines(protocol, res, spt, depth, defaults)
+
+
+def _rows(res, keep):
+    """A copy of the rows of ``res`` where ``keep(frame)`` holds, with their predictions."""
+    out = res[keep(res)].copy()
+    out.predictions = res.predictions[keep(res.predictions)].copy()
+    return out
+
+
+def _joined(*parts):
+    """Several Results as one (rows and predictions concatenated)."""
+    from medspt.api import Results
+
+    out = Results(pd.concat([pd.DataFrame(p) for p in parts], ignore_index=True))
+    out.predictions = pd.concat([p.predictions for p in parts], ignore_index=True)
+    return out
+
+
+def base_differences(protocol: str, defaults: str | None = None) -> dict[str, tuple] | None:
+    """Settings that the runs of ``ABLATION_BASE`` and of ``defaults`` (today's when None)
+    both recorded and that differ, as ``{name: (base value, today's value)}``; None when
+    either has no stored run."""
+    import json
+
+    recorded = []
+    for key in (ABLATION_BASE, defaults or params_hash()):
+        files = sorted((OUT / protocol).glob(f"default_seed*_{key}.csv"))
+        if not files:
+            return None
+        recorded.append(json.loads(pd.read_csv(files[0], usecols=["defaults"])["defaults"][0]))
+    base, today = recorded
+    return {k: (base[k], today[k]) for k in sorted(set(base) & set(today)) if base[k] != today[k]}
+
+
+def ablation_lines(protocol: str, res, spt: str, depth: float, defaults=None) -> list[str]:
+    """The ablation: each lever removed from the default on the same folds (negative: the
+    lever helped). Runs of today's default with a lever removed where they are complete;
+    otherwise the chain through ``ABLATION_BASE`` (today's default less window
+    statistics): its default against today's over their common seeds, and its own seed-0
+    ablation for the other levers."""
+    from medspt.api import comparison_table, markdown_comparisons
+
+    lines = []
+    own = sorted(c for c in set(res["config"]) if c.startswith(spt + " - "))
+    if own:
+        seed0 = _rows(res, lambda f: f["seed"] == 0)
+        table = comparison_table(seed0, [((c, depth), (spt, depth)) for c in own])
         lines += [
-            f"Depth {DEEPER}, seed 0: does SPT help a deeper model? (Same folds; the "
-            "compute-matched scratch-long is the control that counts.)",
-            "",
-            markdown_comparisons(comparison_table(deeper, pairs)).rstrip(),
-            "",
-        ]
-    if ablated:
-        lines += [
-            "Ablation, seed 0: each row removes one lever from the default and is compared "
+            "Ablation of this default, seed 0: each row removes one lever and is compared "
             "with the default's seed-0 run on the same folds (negative: the lever helped).",
             "",
-            markdown_comparisons(ablation).rstrip(),
+            markdown_comparisons(table).rstrip(),
+            "",
+        ]
+    if defaults not in (None, params_hash()) or f"{spt} - {BASE_LEVER}" in own:
+        return lines
+    differ = base_differences(protocol, defaults)
+    if differ is None:
+        return lines
+    if set(differ) != {"window_stats"}:
+        return lines + [
+            f"Round 5's runs ({ABLATION_BASE}) differ from today's default in "
+            f"{', '.join(differ)}, not in window statistics alone: no chained ablation.",
+            "",
+        ]
+    base = _at_depth(load(protocol, ABLATION_BASE), depth)
+    seeds = sorted(
+        set(res.loc[res["config"] == spt, "seed"]) & set(base.loc[base["config"] == spt, "seed"])
+    )
+    off = _rows(base, lambda f: (f["config"] == spt) & f["seed"].isin(seeds))
+    off["config"] = off.predictions["config"] = f"{spt} - {BASE_LEVER}"
+    on = _rows(res, lambda f: (f["config"] == spt) & f["seed"].isin(seeds))
+    pair = [((f"{spt} - {BASE_LEVER}", depth), (spt, depth))]
+    lines += [
+        f"Ablation of window statistics, seeds {seeds}: round 5's default ({ABLATION_BASE}), "
+        "whose recorded settings differ from today's in `window_stats` alone, against "
+        "today's default on the same folds and seeds (seeds averaged within folds and "
+        "subjects; negative: the lever helped).",
+        "",
+        markdown_comparisons(comparison_table(_joined(off, on), pair)).rstrip(),
+        "",
+    ]
+    levers = sorted(c for c in set(base["config"]) if c.startswith(spt + " - "))
+    if levers:
+        seed0 = _rows(base, lambda f: f["seed"] == 0)
+        table = comparison_table(seed0, [((c, depth), (spt, depth)) for c in levers])
+        lines += [
+            "Ablation of the other levers, seed 0, each removed from round 5's default "
+            f"(without window statistics; `default_model_{ABLATION_BASE}.md`) and compared "
+            "with its seed-0 run on the same folds (negative: the lever helped)."
+            + in_progress(protocol, ABLATION_BASE, ABLATION).replace(" Folds", " Its folds"),
+            "",
+            markdown_comparisons(table).rstrip(),
             "",
         ]
     return lines
@@ -390,7 +473,8 @@ def report(protocols: list[str], command: str, defaults_hash: str | None = None)
         "the same fit as before it, so these runs stand for it (the file key is the "
         "default as the folds resolve it). Its own ablation is on the public sets "
         "(`public_sets.md`). Earlier defaults' own runs: `default_model_0d8dc206.md` (round 5's "
-        "conv default, without window statistics), `default_model_P.md` (patch tokens).",
+        "conv default, without window statistics), `default_model_P.md` (patch tokens). "
+        "Whether SPT helps a deeper model is the capacity study's question (`paper_table.md`).",
         "",
         f"- command: `{command}`",
         f"- date: {dt.datetime.now():%Y-%m-%d %H:%M}; code {git_revision()}",
@@ -412,6 +496,11 @@ def main(argv=None) -> int:
     ap.add_argument("--root", default=os.environ.get("MEDSPT_DATA"))
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument(
+        "--ablation", action="store_true",
+        help="after the default's seeds, remove each lever from today's default (seed 0); "
+        "without it the report takes the ablation from round 5's stored runs",
+    )  # fmt: skip
+    ap.add_argument(
         "--defaults", default=None,
         help="with --report-only: report the runs of these estimator defaults (the hash in "
         "their file names; default: today's) in default_model_<HASH>.md",
@@ -426,7 +515,7 @@ def main(argv=None) -> int:
         git_revision()  # refuses uncommitted code: rows record the revision they ran on
         for name in args.protocol:
             p = protocol(name, root=args.root)
-            for variant, seed in _plan():
+            for variant, seed in _plan(args.ablation):
                 run_one(p, variant, seed)
     present = [n for n in ("GPD-1", "NE-1") if (OUT / n).exists()]
     # an earlier default's report goes beside today's, never over it

@@ -106,10 +106,10 @@ def test_default_model_report_aggregates_the_stored_runs(windows, tmp_path, monk
 
 
 def test_the_plan_runs_the_default_with_every_seed_first():
-    plan = dm._plan()
+    assert dm._plan() == [("default", s) for s in dm.SEEDS]
+    plan = dm._plan(ablation=True)
     assert plan[: len(dm.SEEDS)] == [("default", s) for s in dm.SEEDS]
-    rest = plan[len(dm.SEEDS) :]
-    assert rest == [(v, 0) for v in [*dm.ABLATION, f"depth {dm.DEEPER}"]]
+    assert plan[len(dm.SEEDS) :] == [(v, 0) for v in dm.ABLATION]
     assert len(set(plan)) == len(plan)
     # every ablation removes something the default has
     from medspt import SPTClassifier
@@ -280,6 +280,68 @@ def test_select_model_round6_needs_three_inner_folds_and_ties_keep_the_default()
     assert "## Round 6" in sm.report(rows)
 
 
+def _store_run(res, variant: str, key: str, defaults: dict, seed_as: int = 0) -> None:
+    """``res`` as the stored run of ``variant`` under ``key``, its seed renamed ``seed_as``
+    and ``defaults`` as the settings its rows recorded (what run_one writes)."""
+    import json
+
+    stem = dm.OUT / "NE-1" / f"{variant.replace(' ', '-')}_seed{seed_as}_{key}"
+    stem.parent.mkdir(exist_ok=True)
+    res.predictions.assign(seed=seed_as).to_csv(f"{stem}_predictions.csv.gz", index=False)
+    rows = pd.DataFrame(res).assign(seed=seed_as, revision="abc1234")
+    rows.assign(defaults=json.dumps(defaults, sort_keys=True)).to_csv(f"{stem}.csv", index=False)
+
+
+def test_the_ablation_chains_through_the_earlier_default_when_it_differs_in_window_stats(
+    windows, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(dm, "OUT", tmp_path)
+    monkeypatch.setattr(dm, "RESULTS", tmp_path)
+    monkeypatch.setattr(dm, "params_hash", lambda: "today000")
+    monkeypatch.setattr(dm, "ABLATION_BASE", "base0000")
+    folds = subject_folds(windows.y, windows.groups, n_splits=4)
+    params = {k: v for k, v in FAST.items() if k != "depth"}
+    today = evaluate(windows, cv=folds, seeds=(0,), verbose=False, **params)
+    base = evaluate(windows, cv=folds, seeds=(1,), verbose=False, **params)  # other scores
+    lever = evaluate(windows, cv=folds, seeds=(2,), verbose=False, scratch=False,
+                     scratch_long=False, **params)  # fmt: skip
+    lever["config"] = lever.predictions["config"] = "spt-span - patch tokens"
+    settings = {"window_stats": True, "depth": 2, "n_estimators": 1}
+    _store_run(today, "default", "today000", settings)
+    _store_run(base, "default", "base0000", {**settings, "window_stats": False} | {"old": 1})
+    _store_run(lever, "patch tokens", "base0000", {**settings, "window_stats": False})
+    assert dm.base_differences("NE-1") == {"window_stats": (False, True)}
+
+    text = "\n".join(dm.section("NE-1"))
+    spt = lambda r: r.loc[r["config"] == "spt-span", "balanced_accuracy"].mean()  # noqa: E731
+    cells = lambda line: [c.strip() for c in line.split("|")]  # noqa: E731
+    row = next(x for x in text.splitlines() if x.startswith("| 2 | spt-span - no window stats"))
+    assert "Ablation of window statistics, seeds [0]" in text
+    assert float(cells(row)[4]) == pytest.approx(spt(base), abs=6e-4)  # the lever removed
+    assert float(cells(row)[5]) == pytest.approx(spt(today), abs=6e-4)  # today's default
+    assert float(cells(row)[6]) == pytest.approx(spt(base) - spt(today), abs=1.1e-3)
+    row = next(x for x in text.splitlines() if x.startswith("| 2 | spt-span - patch tokens"))
+    assert "each removed from round 5's default" in text
+    assert float(cells(row)[5]) == pytest.approx(spt(base), abs=6e-4)  # against the base
+    # the earlier default's own report shows its own ablation, no chain
+    text = "\n".join(dm.section("NE-1", "base0000"))
+    assert "Ablation of this default, seed 0" in text and "window statistics" not in text
+
+    # a base that differs in another setting too is no one-lever ablation
+    _store_run(base, "default", "base0000", {**settings, "window_stats": False, "depth": 4})
+    text = "\n".join(dm.section("NE-1"))
+    assert "differ from today's default in depth, window_stats" in text
+    assert "spt-span - no window stats" not in text and "patch tokens" not in text
+    # today's own ablation run of the lever replaces the chain
+    _store_run(base, "default", "base0000", {**settings, "window_stats": False})
+    off = dm._rows(base, lambda f: f["config"] == "spt-span")
+    off["config"] = off.predictions["config"] = "spt-span - no window stats"
+    _store_run(off, "no window stats", "today000", settings)
+    text = "\n".join(dm.section("NE-1"))
+    assert "Ablation of this default, seed 0" in text
+    assert "Ablation of window statistics" not in text and "patch tokens" not in text
+
+
 def test_default_model_report_names_the_folds_of_unfinished_runs(tmp_path, monkeypatch):
     monkeypatch.setattr(dm, "OUT", tmp_path)
     (tmp_path / "NE-1").mkdir()
@@ -290,6 +352,7 @@ def test_default_model_report_names_the_folds_of_unfinished_runs(tmp_path, monke
     text = dm.in_progress("NE-1", "abc")
     assert text.endswith("600 step floor, seed 0: folds [2]; default, seed 1: folds [0, 3].")
     assert dm.in_progress("NE-1", "none") == ""
+    assert dm.in_progress("NE-1", "abc", ["600-step floor"]).endswith("folds [2].")
 
 
 def test_ensemble_scores_score_each_member_and_the_first_k_means():
