@@ -274,11 +274,14 @@ def in_progress(protocol: str, defaults: str | None = None, variants=None) -> st
     complete, as a sentence (or "")."""
     import re
 
+    # file stems spell a variant's spaces as hyphens; known names are shown as written
+    known = {v.replace(" ", "-"): v for v in ["default", *ABLATION]}
     done: dict[str, list[int]] = {}
     for f in (OUT / protocol).glob(f"*_seed*_{defaults or params_hash()}_fold*.csv"):
         m = re.fullmatch(r"(.+)_seed(\d+)_\w+_fold(\d+)\.csv", f.name)
         if m and (variants is None or m[1] in {v.replace(" ", "-") for v in variants}):
-            done.setdefault(f"{m[1].replace('-', ' ')}, seed {m[2]}", []).append(int(m[3]))
+            name = known.get(m[1], m[1].replace("-", " "))
+            done.setdefault(f"{name}, seed {m[2]}", []).append(int(m[3]))
     if not done:
         return ""
     runs = "; ".join(f"{run}: folds {sorted(k)}" for run, k in sorted(done.items()))

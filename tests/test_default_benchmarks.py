@@ -350,7 +350,7 @@ def test_default_model_report_names_the_folds_of_unfinished_runs(tmp_path, monke
     for name in names:
         (tmp_path / "NE-1" / f"{name}.csv").write_text("x\n")
     text = dm.in_progress("NE-1", "abc")
-    assert text.endswith("600 step floor, seed 0: folds [2]; default, seed 1: folds [0, 3].")
+    assert text.endswith("600-step floor, seed 0: folds [2]; default, seed 1: folds [0, 3].")
     assert dm.in_progress("NE-1", "none") == ""
     assert dm.in_progress("NE-1", "abc", ["600-step floor"]).endswith("folds [2].")
 
