@@ -330,7 +330,47 @@ def section(protocol: str, defaults: str | None = None) -> list[str]:
         markdown_comparisons(declared).rstrip(),
         "",
     ]
-    return lines + ablation_lines(protocol, res, spt, depth, defaults)
+    return (
+        lines
+        + previous_lines(protocol, res, spt, depth)
+        + ablation_lines(protocol, res, spt, depth, defaults)
+    )
+
+
+PREVIOUS = "P"  # the patch default the model issue started from (default_model_P/)
+
+
+def previous_lines(protocol: str, res, spt: str, depth: float) -> list[str]:
+    """Today's default against the previous (patch) default's archived runs on the same
+    folds and seeds, paired over subjects: the target "not below the previous default"."""
+    from medspt.api import Results, comparison_table, markdown_comparisons
+
+    files = sorted((RESULTS / f"default_model_{PREVIOUS}" / protocol).glob("default_seed*.csv"))
+    if not files:
+        return []
+    rows = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
+    old = Results(rows)
+    old.predictions = pd.concat(
+        [read_predictions(f.with_name(f.stem + "_predictions.csv.gz")) for f in files],
+        ignore_index=True,
+    )
+    seeds = set(res.loc[res["config"] == spt, "seed"])
+    old = _rows(_at_depth(old, depth), lambda f: (f["config"] == spt) & f["seed"].isin(seeds))
+    if not len(old):
+        return []
+    name = f"{spt} (patch default)"
+    old["config"] = old.predictions["config"] = name
+    seeds = sorted(seeds & set(old["seed"]))
+    on = _rows(res, lambda f: (f["config"] == spt) & f["seed"].isin(seeds))
+    table = comparison_table(_joined(on, old), [((spt, depth), (name, depth))])
+    return [
+        f"Against the previous default (`default_model_{PREVIOUS}.md`: patch tokens, learned "
+        "positions, a 600-step floor, attention dropout 0.1), its runs of seeds "
+        f"{seeds} on the same folds (target: not below it):",
+        "",
+        markdown_comparisons(table).rstrip(),
+        "",
+    ]
 
 
 def _rows(res, keep):

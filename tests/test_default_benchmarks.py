@@ -323,6 +323,18 @@ def test_the_ablation_chains_through_the_earlier_default_when_it_differs_in_wind
     row = next(x for x in text.splitlines() if x.startswith("| 2 | spt-span - patch tokens"))
     assert "each removed from round 5's default" in text
     assert float(cells(row)[5]) == pytest.approx(spt(base), abs=6e-4)  # against the base
+    # the previous (patch) default's archived runs, paired with today's on the same seeds
+    assert "Against the previous default" not in text
+    archived = tmp_path / "default_model_P" / "NE-1"
+    archived.mkdir(parents=True)
+    base.predictions.assign(seed=0).to_csv(archived / "default_seed0_predictions.csv.gz")
+    pd.DataFrame(base).assign(seed=0).to_csv(archived / "default_seed0.csv", index=False)
+    text = "\n".join(dm.section("NE-1"))
+    row = next(x for x in text.splitlines() if "| spt-span (patch default) |" in x)
+    assert cells(row)[2:4] == ["spt-span", "spt-span (patch default)"]
+    assert float(cells(row)[4]) == pytest.approx(spt(today), abs=6e-4)
+    assert float(cells(row)[5]) == pytest.approx(spt(base), abs=6e-4)
+    assert "its runs of seeds [0] on the same folds" in text
     # the earlier default's own report shows its own ablation, no chain
     text = "\n".join(dm.section("NE-1", "base0000"))
     assert "Ablation of this default, seed 0" in text and "window statistics" not in text
@@ -331,7 +343,7 @@ def test_the_ablation_chains_through_the_earlier_default_when_it_differs_in_wind
     _store_run(base, "default", "base0000", {**settings, "window_stats": False, "depth": 4})
     text = "\n".join(dm.section("NE-1"))
     assert "differ from today's default in depth, window_stats" in text
-    assert "spt-span - no window stats" not in text and "patch tokens" not in text
+    assert "spt-span - no window stats" not in text and "spt-span - patch tokens" not in text
     # today's own ablation run of the lever replaces the chain
     _store_run(base, "default", "base0000", {**settings, "window_stats": False})
     off = dm._rows(base, lambda f: f["config"] == "spt-span")
@@ -339,7 +351,7 @@ def test_the_ablation_chains_through_the_earlier_default_when_it_differs_in_wind
     _store_run(off, "no window stats", "today000", settings)
     text = "\n".join(dm.section("NE-1"))
     assert "Ablation of this default, seed 0" in text
-    assert "Ablation of window statistics" not in text and "patch tokens" not in text
+    assert "Ablation of window statistics" not in text and "- patch tokens" not in text
 
 
 def test_default_model_report_names_the_folds_of_unfinished_runs(tmp_path, monkeypatch):
