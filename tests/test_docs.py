@@ -47,7 +47,7 @@ PAGE_TIMEOUT_S = 1200  # a page uses up to about 300 s of CPU; room for a busy m
 SLOW_FIRST = {
     "quickstart.md": 500,
     "leakage.md": 700,
-    "diagnostics.md": 260,  # five members: its 10-s windows make a small set
+    "diagnostics.md": 90,
     "your-data.md": 20,
     "concepts.md": 15,
     "datasets.md": 12,
