@@ -39,6 +39,12 @@ def test_the_default_model_grid_pins_every_setting_but_the_grids_own():
     assert long["steps_like_spt"] is True and long["patience"] is None and long["depth"] == 1
     paper = pt._params(pt.parse_args([]))
     assert pt._suffix(paper) == "" and paper["d_model"] == 64 and "model" not in paper
+    # both models' settings pass the study's own checks, with and without scratch-alibi
+    from medspt.study.runner import _checked_params
+
+    for shared in (study, pt._study_params(paper)):
+        for alibi in (False, True):
+            assert _checked_params(shared, (1, 2), ("span",), (0,), True, alibi) == shared
 
 
 def test_variant_names_follow_the_settings_that_differ():

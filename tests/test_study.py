@@ -361,8 +361,34 @@ def test_alibi_configuration_and_attention_columns_reach_the_report(tmp_path):
 
 
 def test_params_may_not_set_what_the_grid_sets(tmp_path):
-    with pytest.raises(InputError, match="params may not set 'positional'"):
-        _demo_study(f"sqlite:///{tmp_path / 'p.db'}", "p", params={"positional": "alibi"})
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    with pytest.raises(InputError, match="params may not set 'masking'"):
+        _demo_study(url, "p", params={**TINY_PARAMS, "masking": "block"})
+    # ALiBi shared by every configuration would make scratch-alibi plain scratch
+    with pytest.raises(InputError, match="scratch-alibi, which would then be scratch again"):
+        _demo_study(url, "p", alibi=True, params={**TINY_PARAMS, "positional": "alibi"})
+    from medspt.study.runner import _checked_params
+
+    # without scratch-alibi, ALiBi for every configuration is a setting like any other
+    kept = _checked_params({"positional": "alibi"}, (1,), ("span",), (0,), True, False)
+    assert kept == {"positional": "alibi"}
+
+
+def test_shared_positions_reach_every_cell_and_the_rows(tmp_path):
+    """A study may pin positions (the default model's relative ones, say): every
+    configuration uses them but scratch-alibi, and the rows say which each used."""
+    url = f"journal:{tmp_path / 'r.log'}"
+    params = {**TINY_PARAMS, "positional": "relative"}
+    study = _demo_study(url, "rel", alibi=True, maskings=("span",), seeds=(0,), params=params)
+    res = results_frame(study)
+    assert set(res["config"]) == {"scratch", "scratch-alibi", "spt-span"}
+    assert (res.loc[res.config == "scratch-alibi", "positional"] == "alibi").all()
+    assert (res.loc[res.config != "scratch-alibi", "positional"] == "relative").all()
+    assert study.user_attrs["medspt"]["params"]["positional"] == "relative"
+    from medspt.evaluation.configs import config_params
+
+    fits = {c: config_params(c, 1, 0, params)["positional"] for c in set(res["config"])}
+    assert fits == {"scratch": "relative", "scratch-alibi": "alibi", "spt-span": "relative"}
 
 
 def test_trials_of_other_machines_are_reaped_when_their_heartbeat_stops(tmp_path):

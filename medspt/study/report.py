@@ -34,7 +34,11 @@ def results_frame(study: optuna.Study) -> Results:
     ``.predictions`` holds the window-level out-of-fold predictions of the cells that
     recorded them (None for studies from before they were kept)."""
     rows, oofs = [], []
-    classes = study.user_attrs.get("medspt", {}).get("classes", [])
+    attrs = study.user_attrs.get("medspt", {})
+    classes = attrs.get("classes", [])
+    # the positions every configuration shares; studies that did not set them ran when
+    # learned positions were the estimator's default
+    shared_positional = attrs.get("params", {}).get("positional", "learned")
     for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
         folds = t.user_attrs.get("folds")
         if not folds:
@@ -46,7 +50,7 @@ def results_frame(study: optuna.Study) -> Results:
             "depth": np.nan if config in BASELINES else int(t.params["depth"]),
             "masking": config.removeprefix("spt-") if config.startswith("spt-") else None,
             "pretrain": config.startswith("spt-"),
-            "positional": "alibi" if config.endswith("alibi") else "learned",
+            "positional": "alibi" if config.endswith("alibi") else shared_positional,
             "seed": int(t.params["seed"]),
         }
         for f in folds:

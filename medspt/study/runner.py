@@ -499,9 +499,16 @@ def _checked_params(
     """The shared estimator parameters, once the grid and they are known to make sense."""
     params = dict(params or {})
     check_params(params, run_study, grid=True, in_params=True)
-    for bad in ("depth", "pretrain", "masking", "random_state", "positional"):
+    for bad in ("depth", "pretrain", "masking", "random_state"):
         if bad in params:
             raise InputError(f"params may not set {bad!r}: the grid sets it per cell")
+    # every configuration shares params' positions; scratch-alibi alone swaps in ALiBi's
+    if alibi and params.get("positional") == "alibi":
+        raise InputError(
+            "params set positional='alibi' and the grid adds scratch-alibi, which would "
+            "then be scratch again; leave positional out of params or drop the alibi "
+            "configuration (alibi=False, --no-alibi)"
+        )
     unknown = [m for m in maskings if m not in STRATEGIES]
     if unknown:
         raise InputError(f"maskings {unknown} are not among {STRATEGIES}")
