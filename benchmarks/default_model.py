@@ -181,18 +181,21 @@ def load(protocol: str, defaults: str | None = None):
     """All finished runs of a protocol under ``defaults`` (a hash of the estimator's
     resolved settings; today's when None) with MiniRocket's rows and predictions, as one
     :class:`medspt.api.Results`."""
+    files = sorted((OUT / protocol).glob(f"*_seed*_{defaults or params_hash()}.csv"))
+    base = RESULTS / f"baselines_{protocol}_minirocket-oof.csv"
+    return _read_runs(files + ([base] if base.exists() else []))
+
+
+def _read_runs(files):
+    """Stored runs as one Results: each file's rows and the out-of-fold predictions
+    beside it (``<stem>_predictions.csv.gz``)."""
     from medspt.api import Results
 
-    rows, preds = [], []
-    for csv in sorted((OUT / protocol).glob(f"*_seed*_{defaults or params_hash()}.csv")):
-        rows.append(pd.read_csv(csv))
-        preds.append(read_predictions(csv.parent / (csv.stem + "_predictions.csv.gz")))
-    base = RESULTS / f"baselines_{protocol}_minirocket-oof.csv"
-    if base.exists():
-        rows.append(pd.read_csv(base))
-        preds.append(read_predictions(base.with_name(base.stem + "_predictions.csv.gz")))
-    out = Results(pd.concat(rows, ignore_index=True))
-    out.predictions = pd.concat(preds, ignore_index=True)
+    out = Results(pd.concat([pd.read_csv(f) for f in files], ignore_index=True))
+    out.predictions = pd.concat(
+        [read_predictions(f.with_name(f.stem + "_predictions.csv.gz")) for f in files],
+        ignore_index=True,
+    )
     return out
 
 
@@ -276,10 +279,11 @@ def in_progress(protocol: str, defaults: str | None = None, variants=None) -> st
 
     # file stems spell a variant's spaces as hyphens; known names are shown as written
     known = {v.replace(" ", "-"): v for v in ["default", *ABLATION]}
+    wanted = None if variants is None else {v.replace(" ", "-") for v in variants}
     done: dict[str, list[int]] = {}
     for f in (OUT / protocol).glob(f"*_seed*_{defaults or params_hash()}_fold*.csv"):
         m = re.fullmatch(r"(.+)_seed(\d+)_\w+_fold(\d+)\.csv", f.name)
-        if m and (variants is None or m[1] in {v.replace(" ", "-") for v in variants}):
+        if m and (wanted is None or m[1] in wanted):
             name = known.get(m[1], m[1].replace("-", " "))
             done.setdefault(f"{name}, seed {m[2]}", []).append(int(m[3]))
     if not done:
@@ -343,26 +347,16 @@ PREVIOUS = "P"  # the patch default the model issue started from (default_model_
 def previous_lines(protocol: str, res, spt: str, depth: float) -> list[str]:
     """Today's default against the previous (patch) default's archived runs on the same
     folds and seeds, paired over subjects: the target "not below the previous default"."""
-    from medspt.api import Results, comparison_table, markdown_comparisons
+    from medspt.api import comparison_table, markdown_comparisons
 
     files = sorted((RESULTS / f"default_model_{PREVIOUS}" / protocol).glob("default_seed*.csv"))
     if not files:
         return []
-    rows = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
-    old = Results(rows)
-    old.predictions = pd.concat(
-        [read_predictions(f.with_name(f.stem + "_predictions.csv.gz")) for f in files],
-        ignore_index=True,
-    )
-    seeds = set(res.loc[res["config"] == spt, "seed"])
-    old = _rows(_at_depth(old, depth), lambda f: (f["config"] == spt) & f["seed"].isin(seeds))
-    if not len(old):
-        return []
     name = f"{spt} (patch default)"
-    old["config"] = old.predictions["config"] = name
-    seeds = sorted(seeds & set(old["seed"]))
-    on = _rows(res, lambda f: (f["config"] == spt) & f["seed"].isin(seeds))
-    table = comparison_table(_joined(on, old), [((spt, depth), (name, depth))])
+    both, seeds = _beside(res, _at_depth(_read_runs(files), depth), spt, name)
+    if not seeds:
+        return []
+    table = comparison_table(both, [((spt, depth), (name, depth))])
     return [
         f"Against the previous default (`default_model_{PREVIOUS}.md`: patch tokens, learned "
         "positions, a 600-step floor, attention dropout 0.1), its runs of seeds "
@@ -380,13 +374,20 @@ def _rows(res, keep):
     return out
 
 
-def _joined(*parts):
-    """Several Results as one (rows and predictions concatenated)."""
+def _beside(res, other, spt: str, name: str):
+    """The SPT rows of ``res`` and of ``other`` (renamed ``name``) over the seeds both
+    ran, as one Results for a paired comparison, and those seeds."""
     from medspt.api import Results
 
-    out = Results(pd.concat([pd.DataFrame(p) for p in parts], ignore_index=True))
-    out.predictions = pd.concat([p.predictions for p in parts], ignore_index=True)
-    return out
+    seeds = sorted(
+        set(res.loc[res["config"] == spt, "seed"]) & set(other.loc[other["config"] == spt, "seed"])
+    )
+    on = _rows(res, lambda f: (f["config"] == spt) & f["seed"].isin(seeds))
+    off = _rows(other, lambda f: (f["config"] == spt) & f["seed"].isin(seeds))
+    off["config"] = off.predictions["config"] = name
+    out = Results(pd.concat([pd.DataFrame(on), pd.DataFrame(off)], ignore_index=True))
+    out.predictions = pd.concat([on.predictions, off.predictions], ignore_index=True)
+    return out, seeds
 
 
 def base_differences(protocol: str, defaults: str | None = None) -> dict[str, tuple] | None:
@@ -437,12 +438,7 @@ def ablation_lines(protocol: str, res, spt: str, depth: float, defaults=None) ->
             "",
         ]
     base = _at_depth(load(protocol, ABLATION_BASE), depth)
-    seeds = sorted(
-        set(res.loc[res["config"] == spt, "seed"]) & set(base.loc[base["config"] == spt, "seed"])
-    )
-    off = _rows(base, lambda f: (f["config"] == spt) & f["seed"].isin(seeds))
-    off["config"] = off.predictions["config"] = f"{spt} - {BASE_LEVER}"
-    on = _rows(res, lambda f: (f["config"] == spt) & f["seed"].isin(seeds))
+    both, seeds = _beside(res, base, spt, f"{spt} - {BASE_LEVER}")
     pair = [((f"{spt} - {BASE_LEVER}", depth), (spt, depth))]
     lines += [
         f"Ablation of window statistics, seeds {seeds}: round 5's default ({ABLATION_BASE}), "
@@ -450,7 +446,7 @@ def ablation_lines(protocol: str, res, spt: str, depth: float, defaults=None) ->
         "today's default on the same folds and seeds (seeds averaged within folds and "
         "subjects; negative: the lever helped).",
         "",
-        markdown_comparisons(comparison_table(_joined(off, on), pair)).rstrip(),
+        markdown_comparisons(comparison_table(both, pair)).rstrip(),
         "",
     ]
     levers = sorted(c for c in set(base["config"]) if c.startswith(spt + " - "))
