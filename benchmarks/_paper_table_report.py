@@ -14,7 +14,10 @@ from medspt.estimator.metrics import read_predictions
 
 
 def _variant(params: dict) -> str:
-    """A variant's name in the report: its settings that differ from the first study."""
+    """A variant's name in the report: the model, then its settings that differ from the
+    first study (the default model pins its own lr and validation share: not a variant)."""
+    if params.get("embedding", "patch") != "patch":
+        return "default model"
     parts = ["per-window centring" if params.get("normalize") == "window" else "channel scaling"]
     if params.get("pooling", "mean") != "mean":
         parts.append(f"{params['pooling']} pooling")
@@ -24,6 +27,23 @@ def _variant(params: dict) -> str:
         v = params["val_size"]
         parts.append("no validation split" if v == 0 else f"validation share {v:g}")
     return ", ".join(parts)
+
+
+def _groups(name: str, studies: list, results: dict) -> dict[str, list]:
+    """The protocol's studies by the nested choice they take part in: the package's default
+    model (``paper-<name>-default``), the paper recipe's studies that kept out-of-fold
+    predictions (``-subjects``) and the earlier grids. A nested choice never mixes models."""
+    default = [
+        s for s in studies if re.match(rf"paper-{re.escape(name)}-default(-|$)", s.study_name)
+    ]
+    rest = [s for s in studies if s not in default]
+    return {
+        "default": [s for s in default if len(results[s.study_name])],
+        "recipe": [
+            s for s in rest if s.study_name.endswith("-subjects") and len(results[s.study_name])
+        ],
+        "earlier": [s for s in rest if not s.study_name.endswith("-subjects")],
+    }
 
 
 def _studies(name: str, storage: str) -> list:
@@ -273,25 +293,26 @@ def _protocol_report(name: str, studies: list, metric: str) -> tuple[list[str], 
     baselines = _read_baselines(name)
     base_pred = _baseline_predictions(name)
     results = {s.study_name: results_frame(s) for s in studies}  # read each study once
-    fresh = [
-        s for s in studies if s.study_name.endswith("-subjects") and len(results[s.study_name])
-    ]
-    earlier = [s for s in studies if not s.study_name.endswith("-subjects")]
+    groups = _groups(name, studies, results)
+    earlier = groups["earlier"]
     lines, summary = [f"## {name}", ""], []
-    if fresh:
-        candidates = _combined(fresh, results)
-        lines += ["### Nested choice against the baselines", ""]
+    for key, title in (("default", "the default model"), ("recipe", "the paper recipe")):
+        if not groups[key]:
+            continue
+        candidates = _combined(groups[key], results)
+        lines += [f"### Nested choice against the baselines: {title}", ""]
         lines += _nested_section(name, candidates, baselines, base_pred, metric)
-        for study in fresh:
+        for study in groups[key]:
             lines += _subjects_section(name, study, results[study.study_name], metric)
-        summary += _summary_lines(name, candidates, baselines, base_pred, metric)
+        summary += _summary_lines(name, candidates, baselines, base_pred, metric, title)
     if earlier:
         lines += [
             "### Nested choice among the earlier grids (fold level)",
             "",
-            "The same rule over every configuration of the earlier studies that held out "
-            "validation subjects (their validation scores come from the stored learning "
-            "curves); they kept no per-window predictions, so only fold-level tests.",
+            "The same rule over every configuration of the earlier studies of the paper "
+            "recipe that held out validation subjects (their validation scores come from the "
+            "stored learning curves); they kept no per-window predictions, so only fold-level "
+            "tests.",
             "",
         ]
         lines += _nested_section(name, _combined(earlier, results), baselines, None, metric)
@@ -312,7 +333,7 @@ def _protocol_report(name: str, studies: list, metric: str) -> tuple[list[str], 
 
 
 def _summary_lines(
-    name: str, candidates, baselines: pd.DataFrame | None, base_pred, metric: str
+    name: str, candidates, baselines: pd.DataFrame | None, base_pred, metric: str, title: str
 ) -> list[str]:
     """One line per declared comparison of the protocol's subject-level studies."""
     from medspt.api import comparison_table, nested_best
@@ -326,7 +347,8 @@ def _summary_lines(
         nan = float("nan")
         both = _with_baselines(nested_best(candidates), baselines, base_pred)
         mr = comparison_table(both, [(("nested-best", nan), ("tsai-minirocket", nan))], metric)
-        out.append(_summary_row(name, "nested best", "tsai-minirocket", mr.iloc[0]))
+        what = f"nested best of {title}"
+        out.append(_summary_row(name, what, "tsai-minirocket", mr.iloc[0]))
     return out
 
 

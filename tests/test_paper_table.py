@@ -56,6 +56,7 @@ def test_variant_names_follow_the_settings_that_differ():
     assert ptr._variant(both) == "per-window centring, cls pooling, lr 0.003"
     assert pt._suffix({**TINY, "normalize": "window", "val_size": 0.0}) == "-window-val0"
     assert ptr._variant({"val_size": 0.0}) == "channel scaling, no validation split"
+    assert ptr._variant({"embedding": "conv", "lr": 0.001, "val_size": 0.2}) == "default model"
 
 
 def test_baseline_rows_carry_their_training_budget(tmp_path, monkeypatch):
@@ -99,11 +100,14 @@ def test_report_tests_over_subjects_and_compares_the_nested_choice(tmp_path, mon
     run_study("demo", study_name="paper-X", maskings=(), params=TINY, **grid)  # earlier
     run_study("demo", study_name="paper-X-subjects", maskings=("span",), params=TINY, **grid)
     run_study("demo", study_name="paper-XY", maskings=(), params=TINY, **grid)  # other
+    conv = {**TINY, "embedding": "conv", "lr": 0.001, "val_size": 0.2}  # pinned by the model
+    run_study("demo", study_name="paper-X-default", maskings=("block",), params=conv, **grid)
     studies = ptr._studies("X", url)
-    assert [s.study_name for s in studies] == ["paper-X", "paper-X-subjects"]
+    names = ["paper-X", "paper-X-default", "paper-X-subjects"]
+    assert [s.study_name for s in studies] == names
 
     # a baseline that kept its predictions: the subject-level study's scratch, relabelled
-    fresh = results_frame(studies[1])
+    fresh = results_frame(studies[2])
     scratch = fresh[fresh.config == "scratch"]
     base = pd.DataFrame(scratch).assign(config="tsai-minirocket", depth=np.nan)
     base.to_csv(tmp_path / "baselines_X_mr.csv", index=False)
@@ -113,19 +117,34 @@ def test_report_tests_over_subjects_and_compares_the_nested_choice(tmp_path, mon
     )
     lines, summary = ptr._protocol_report("X", studies, "balanced_accuracy")
     text = "\n".join(lines)
-    assert "### Nested choice against the baselines" in text
     assert "### X, channel scaling: tested over subjects" in text
+    assert "### X, default model: tested over subjects" in text
     assert "### X, channel scaling: fold level (earlier grid)" in text
+    # each model's own nested choice, its candidates never from another model's studies
+    recipe, default = (
+        text.split(f"### Nested choice against the baselines: the {m}")[1].split("###")[0]
+        for m in ("paper recipe", "default model")
+    )
+    assert "default model:" not in recipe and "channel scaling: scratch" in recipe
+    assert "channel scaling" not in default and "'default model: spt-block'" in default
+    earlier = text.split("### Nested choice among the earlier grids")[1].split("###")[0]
+    assert "default model" not in earlier and "spt-span" not in earlier
     # the nested choice of each fold is the candidate with the best mean validation score
-    cand = ptr._combined([studies[1]], {studies[1].study_name: results_frame(studies[1])})
-    for k, g in cand.groupby("fold"):
-        best = g.groupby("config")["val_score"].mean().idxmax()
-        assert f"| {k} | {best} (depth 1) |" in text
-    rows = text.splitlines()
-    nested_row = next(ln for ln in rows if ln.startswith("| – | nested-best | tsai-minirocket"))
-    assert "(n=12)" in nested_row  # the 12 demo subjects
-    assert any("| X | nested best | tsai-minirocket |" in r for r in summary)
+    for part, study in ((recipe, studies[2]), (default, studies[1])):
+        cand = ptr._combined([study], {study.study_name: results_frame(study)})
+        for k, g in cand.groupby("fold"):
+            best = g.groupby("config")["val_score"].mean().idxmax()
+            assert f"| {k} | {best} (depth 1) |" in part
+        nested_row = next(
+            ln for ln in part.splitlines() if ln.startswith("| – | nested-best | tsai-minirocket")
+        )
+        assert "(n=12)" in nested_row  # the 12 demo subjects
+    for m in ("paper recipe", "default model"):
+        assert any(f"| X | nested best of the {m} | tsai-minirocket |" in r for r in summary)
     assert any("spt-span (depth 1) | channel scaling: scratch-long |" in r for r in summary)
+    assert any(
+        "default model: spt-block (depth 1) | default model: scratch |" in r for r in summary
+    )
 
 
 def test_nested_best_never_looks_at_test_scores():
