@@ -112,9 +112,16 @@ def _progress(study, res: pd.DataFrame) -> str:
         f"**Partial: {len(cells) - len(missing)} of {len(cells)} cells complete**; missing "
         + ", ".join(f"{n} cells of seed {s}" for s, n in by_seed.items())
         + f" (next: {missing[0].key}). Rerun the same command"
-        + (" (with the same variant options)" if study.study_name.count("-") > 2 else "")
+        + _resume_hint(study.study_name)
         + " to resume the study."
     )
+
+
+def _resume_hint(study_name: str) -> str:
+    """What a resumed run must repeat beside the command: the model and variant options."""
+    if "-default" in study_name:
+        return " (with `--model default`)"
+    return " (with the same variant options)" if study_name.count("-") > 2 else ""
 
 
 def _baseline_predictions(name: str) -> pd.DataFrame | None:

@@ -197,3 +197,9 @@ def test_sensitivity_refuses_a_reference_it_does_not_run(capsys):
     with pytest.raises(SystemExit):
         sensitivity.main(["--variants", "base", "window", "--reference", "window+cls"])
     assert "--reference 'window+cls' is not among --variants" in capsys.readouterr().err
+
+
+def test_a_partial_study_names_the_options_that_resume_it():
+    assert ptr._resume_hint("paper-GPD-1-default") == " (with `--model default`)"
+    assert ptr._resume_hint("paper-GPD-1-window") == " (with the same variant options)"
+    assert ptr._resume_hint("paper-GPD-1") == ""
