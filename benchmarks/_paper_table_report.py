@@ -293,8 +293,25 @@ def _probe_lines(name: str) -> list[str]:
     return [*lines, "", *[f"**Warning:** {w}" for w in probe_warnings(probes)], ""]
 
 
-def _protocol_report(name: str, studies: list, metric: str) -> tuple[list[str], list[str]]:
-    """The sections of one protocol and its summary lines."""
+def _answer(name: str, study, res, metric: str) -> str:
+    """The default model's answer to "did SPT help?" on one protocol, one paragraph
+    (:func:`medspt.evaluation.comparisons.spt_answer`), marked when the grid is partial."""
+    from medspt.evaluation.comparisons import spt_answer
+    from medspt.study.grid import study_cells
+
+    text = spt_answer(res, metric).strip()
+    if not text:
+        return ""
+    cells = len(study_cells(study.user_attrs["medspt"]))
+    done = len(res[["depth", "config", "seed"]].drop_duplicates())
+    state = "" if done >= cells else f" (partial: {done} of {cells} cells so far)"
+    return f"- **{name}**{state}: {text}"
+
+
+def _protocol_report(
+    name: str, studies: list, metric: str
+) -> tuple[list[str], list[str], list[str]]:
+    """The sections of one protocol, its summary lines and the default model's answer."""
     from medspt.study import results_frame
 
     baselines = _read_baselines(name)
@@ -303,6 +320,7 @@ def _protocol_report(name: str, studies: list, metric: str) -> tuple[list[str], 
     groups = _groups(name, studies, results)
     earlier = groups["earlier"]
     lines, summary = [f"## {name}", ""], []
+    answers = [_answer(name, s, results[s.study_name], metric) for s in groups["default"][:1]]
     for key, title in (("default", "the default model"), ("recipe", "the paper recipe")):
         if not groups[key]:
             continue
@@ -336,7 +354,7 @@ def _protocol_report(name: str, studies: list, metric: str) -> tuple[list[str], 
             lines.append(f"| {config} | {fmt_series_pm(g[metric])} | {len(g)} |")
         lines += [""]
     lines += _probe_lines(name)
-    return lines, summary
+    return lines, summary, [a for a in answers if a]
 
 
 def _summary_lines(

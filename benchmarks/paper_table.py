@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     t0 = time.perf_counter()
-    sections, skipped, summary = [], [], []
+    sections, skipped, summary, answers = [], [], [], []
     for name in args.protocols:
         why = _available(name, args.root)
         if why:
@@ -220,22 +220,28 @@ def main(argv: list[str] | None = None) -> int:
                 metric=args.metric,
                 params=_study_params(_params(args)),
             )
-        sec, summ = _protocol_report(
+        sec, summ, answer = _protocol_report(
             name, _studies(name, study_storage(name, args.storage)), args.metric
         )
         sections += sec
         summary += summ
-    text = _document(args, argv, summary, sections + skipped, time.perf_counter() - t0)
+        answers += answer
+    text = _document(args, argv, summary, sections + skipped, time.perf_counter() - t0, answers)
     print(text)
     write_report(args.out, text)
     return 0
 
 
 def _document(
-    args: argparse.Namespace, argv: list[str], summary: list[str], body: list[str], wall: float
+    args: argparse.Namespace,
+    argv: list[str],
+    summary: list[str],
+    body: list[str],
+    wall: float,
+    answers: list[str] = (),
 ) -> str:
-    """The whole report: the summary of declared comparisons, the protocols' sections
-    (``body``) and the run."""
+    """The whole report: the default model's answer per protocol, the summary of declared
+    comparisons, the protocols' sections (``body``) and the run."""
     import optuna
     import torch
 
@@ -249,6 +255,19 @@ def _document(
         "depth? Subject-wise evaluation on the dataset protocols (see "
         "`medspt.datasets.protocols`).",
         "",
+        *(
+            [
+                "## The answer, on the package's default model",
+                "",
+                "SPT against the compute-matched label-only control (scratch-long) at each "
+                "depth and masking, paired over subjects:",
+                "",
+                *answers,
+                "",
+            ]
+            if answers
+            else []
+        ),
         "## Summary",
         "",
         "Declared comparisons only: nothing here is chosen on test folds. Seeds of one fold "

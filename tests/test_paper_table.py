@@ -115,7 +115,7 @@ def test_report_tests_over_subjects_and_compares_the_nested_choice(tmp_path, mon
     pred.assign(config="tsai-minirocket", depth=np.nan).to_csv(
         tmp_path / "baselines_X_mr_predictions.csv.gz", index=False
     )
-    lines, summary = ptr._protocol_report("X", studies, "balanced_accuracy")
+    lines, summary, answers = ptr._protocol_report("X", studies, "balanced_accuracy")
     text = "\n".join(lines)
     assert "### X, channel scaling: tested over subjects" in text
     assert "### X, default model: tested over subjects" in text
@@ -145,6 +145,16 @@ def test_report_tests_over_subjects_and_compares_the_nested_choice(tmp_path, mon
     assert any(
         "default model: spt-block (depth 1) | default model: scratch |" in r for r in summary
     )
+    # the answer paragraph: the default model's SPT against its compute-matched control
+    from medspt.evaluation.comparisons import spt_answer
+
+    (answer,) = answers
+    assert answer == "- **X**: " + spt_answer(results_frame(studies[1])).strip()
+    assert "compute-matched label-only control (scratch-long)" in answer
+    assert "block masking" in answer and "partial" not in answer
+    done = results_frame(studies[1])
+    part = ptr._answer("X", studies[1], done[done.seed == 0], "balanced_accuracy")
+    assert part.startswith("- **X** (partial: 3 of 6 cells so far): **Did self-pretraining")
 
 
 def test_nested_best_never_looks_at_test_scores():
