@@ -170,17 +170,55 @@ def section(name: str, res, spt: str) -> list[str]:
         tag = f" @ {fraction:.0%}"
         pairs += [((spt + tag, depth), (c + tag, depth)) for c in CONFIGS]
     seeds = sorted(res["seed"].unique().tolist())
+    table = comparison_table(res, pairs)
     lines += [
+        "",
+        answer(name, table, spt),
         "",
         f"Balanced accuracy on the test subjects, mean ± std over {res['fold'].nunique()} "
         f"folds (seeds {seeds} averaged within each fold). Declared comparisons (seeds "
         "averaged within subjects; subject-level sign-flip test and bootstrap interval; "
         "Holm over this table):",
         "",
-        markdown_comparisons(comparison_table(res, pairs)).rstrip(),
+        markdown_comparisons(table).rstrip(),
         "",
     ]
     return lines
+
+
+def answer(name: str, table: pd.DataFrame, spt: str) -> str:
+    """One paragraph a clinician can read: at each share of labelled subjects, SPT against
+    the compute-matched label-only control, and where it helped (95 % interval above 0 and
+    Holm p below 0.05) or did worse."""
+    rows = table[table["versus"].str.startswith("scratch-long @ ")]
+    if rows.empty:
+        return ""
+    subj = rows["n_subjects"] > 0
+    diff = rows["subject_diff"].where(subj, rows["fold_diff"])
+    low = rows["subject_ci_low"].where(subj, rows["fold_ci_low"])
+    high = rows["subject_ci_high"].where(subj, rows["fold_ci_high"])
+    share = rows["config"].str.rsplit(" @ ", n=1).str[1]
+    parts, helped, hurt = [], [], []
+    for s_, d, lo, hi, p in zip(share, diff, low, high, rows["p_holm"]):
+        shown = "<0.001" if p < 0.001 else f"{p:.3f}"
+        parts.append(f"{s_}: {d:+.3f} (95 % CI {lo:+.3f} to {hi:+.3f}, Holm p {shown})")
+        if lo > 0 and p < 0.05:
+            helped.append(s_)
+        elif hi < 0 and p < 0.05:
+            hurt.append(s_)
+    unit = f"{int(rows['n_subjects'].max())} test subjects" if subj.all() else "folds"
+    verdict = (
+        f"SPT helped with labels from {', '.join(helped)} of the training subjects"
+        if helped
+        else "SPT did not demonstrably help at any share of labelled subjects"
+    )
+    if hurt:
+        verdict += f"; it was worse at {', '.join(hurt)}"
+    return (
+        f"**{name}: did pretraining on the unlabelled subjects help?** Balanced accuracy of "
+        f"{spt} minus the compute-matched label-only control (scratch-long), paired over "
+        f"{unit}, by share of training subjects with labels: " + "; ".join(parts) + f". {verdict}."
+    )
 
 
 def plot(curves: dict[str, pd.DataFrame], path: Path, spt: str) -> None:

@@ -71,3 +71,28 @@ def test_cells_are_appended_and_a_rerun_resumes(tmp_path, capsys):
     assert le.main(argv) == 0  # resumed: nothing refitted
     assert "labelled, seed" not in capsys.readouterr().out
     assert len(pd.read_csv(tmp_path / "label_efficiency" / "demo.csv")) == 9
+
+
+def _table(rows):
+    cols = ["config", "versus", "subject_diff", "subject_ci_low", "subject_ci_high", "p_holm"]
+    t = pd.DataFrame(rows, columns=cols).assign(n_subjects=165)
+    return t.assign(fold_diff=np.nan, fold_ci_low=np.nan, fold_ci_high=np.nan)
+
+
+def test_the_answer_names_the_shares_where_spt_helped_or_did_worse():
+    table = _table([
+        ("spt-span @ 10%", "scratch @ 10%", 0.2, 0.1, 0.3, 0.001),  # not the control
+        ("spt-span @ 10%", "scratch-long @ 10%", 0.05, 0.01, 0.09, 0.01),
+        ("spt-span @ 50%", "scratch-long @ 50%", 0.02, -0.01, 0.05, 0.2),
+        ("spt-span @ 100%", "scratch-long @ 100%", -0.04, -0.07, -0.01, 0.03),
+    ])  # fmt: skip
+    text = le.answer("GPD-1", table, "spt-span")
+    assert "paired over 165 test subjects" in text
+    assert "10%: +0.050 (95 % CI +0.010 to +0.090, Holm p 0.010)" in text
+    assert "+0.200" not in text  # against scratch: not the compute-matched answer
+    assert text.endswith(
+        "SPT helped with labels from 10% of the training subjects; it was worse at 100%."
+    )
+    none = le.answer("NE-1", table.iloc[[2]], "spt-span")
+    assert none.endswith("SPT did not demonstrably help at any share of labelled subjects.")
+    assert le.answer("NE-1", table.iloc[[0]], "spt-span") == ""
