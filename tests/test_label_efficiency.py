@@ -83,6 +83,7 @@ def test_the_answer_names_the_shares_where_spt_helped_or_did_worse():
     table = _table([
         ("spt-span @ 10%", "scratch @ 10%", 0.2, 0.1, 0.3, 0.001),  # not the control
         ("spt-span @ 10%", "scratch-long @ 10%", 0.05, 0.01, 0.09, 0.01),
+        ("spt-span @ 25%", "scratch-long @ 25%", -0.03, -0.06, -0.005, 0.08),  # Holm: not
         ("spt-span @ 50%", "scratch-long @ 50%", 0.02, -0.01, 0.05, 0.2),
         ("spt-span @ 100%", "scratch-long @ 100%", -0.04, -0.07, -0.01, 0.03),
     ])  # fmt: skip
@@ -93,6 +94,6 @@ def test_the_answer_names_the_shares_where_spt_helped_or_did_worse():
     assert text.endswith(
         "SPT helped with labels from 10% of the training subjects; it was worse at 100%."
     )
-    none = le.answer("NE-1", table.iloc[[2]], "spt-span")
+    none = le.answer("NE-1", table.iloc[[3]], "spt-span")
     assert none.endswith("SPT did not demonstrably help at any share of labelled subjects.")
     assert le.answer("NE-1", table.iloc[[0]], "spt-span") == ""
