@@ -36,6 +36,7 @@ from _common import RESULTS, git_revision, params_hash, parser, write_report
 
 FRACTIONS = (0.1, 0.25, 0.5, 1.0)
 CONFIGS = ("scratch", "scratch-long")  # and spt-<default masking>
+SEEDS = (0, 1, 2)
 KEY = ["fraction", "seed", "fold"]
 
 
@@ -161,18 +162,28 @@ def section(name: str, res, spt: str) -> list[str]:
     pairs = []
     for fraction, part in curve.groupby("fraction", sort=True):
         cells = part.set_index("config")
-        shown = [
-            f"{cells.loc[c, 'mean']:.3f} ± {cells.loc[c, 'std']:.3f}" if c in cells.index else "–"
-            for c in (*CONFIGS, spt)
-        ]
+        shown = [_mean_std(cells.loc[c]) if c in cells.index else "–" for c in (*CONFIGS, spt)]
         n = cells["labelled_subjects"].iloc[0]
         lines.append(f"| {fraction:.0%} | {n:.1f} | " + " | ".join(shown) + " |")
         tag = f" @ {fraction:.0%}"
         pairs += [((spt + tag, depth), (c + tag, depth)) for c in CONFIGS]
     seeds = sorted(res["seed"].unique().tolist())
     table = comparison_table(res, pairs)
+    cells = len(res[KEY].drop_duplicates())
+    n_folds = int(res["fold"].max()) + 1  # folds run innermost: the first share has them all
+    planned = len(FRACTIONS) * len(SEEDS) * n_folds
     lines += [
         "",
+        *(
+            [
+                f"**Partial: {cells} of {planned} cells** ({len(FRACTIONS)} shares × "
+                f"{len(SEEDS)} seeds × {n_folds} folds) so far; rerun with `--protocol {name}` "
+                "to resume.",
+                "",
+            ]
+            if cells < planned
+            else []
+        ),  # fmt: skip
         answer(name, table, spt),
         "",
         f"Balanced accuracy on the test subjects, mean ± std over {res['fold'].nunique()} "
@@ -184,6 +195,13 @@ def section(name: str, res, spt: str) -> list[str]:
         "",
     ]
     return lines
+
+
+def _mean_std(cell: pd.Series) -> str:
+    """``mean ± std`` over folds, or the mean and "(1 fold)" while only one is done."""
+    if cell["count"] < 2:
+        return f"{cell['mean']:.3f} (1 fold)"
+    return f"{cell['mean']:.3f} ± {cell['std']:.3f}"
 
 
 def answer(name: str, table: pd.DataFrame, spt: str) -> str:
@@ -199,14 +217,17 @@ def answer(name: str, table: pd.DataFrame, spt: str) -> str:
     high = rows["subject_ci_high"].where(subj, rows["fold_ci_high"])
     share = rows["config"].str.rsplit(" @ ", n=1).str[1]
     parts, helped, hurt = [], [], []
-    for s_, d, lo, hi, p in zip(share, diff, low, high, rows["p_holm"]):
+    unit = "test subjects" if subj.all() else "folds"
+    count = rows["n_subjects"].where(subj, rows["n_folds"]).astype(int)
+    for s_, d, lo, hi, p, n_ in zip(share, diff, low, high, rows["p_holm"], count):
         shown = "<0.001" if p < 0.001 else f"{p:.3f}"
-        parts.append(f"{s_}: {d:+.3f} (95 % CI {lo:+.3f} to {hi:+.3f}, Holm p {shown})")
+        parts.append(
+            f"{s_}: {d:+.3f} (95 % CI {lo:+.3f} to {hi:+.3f}, Holm p {shown}, {n_} {unit})"
+        )
         if lo > 0 and p < 0.05:
             helped.append(s_)
         elif hi < 0 and p < 0.05:
             hurt.append(s_)
-    unit = f"{int(rows['n_subjects'].max())} test subjects" if subj.all() else "folds"
     verdict = (
         f"SPT helped with labels from {', '.join(helped)} of the training subjects"
         if helped
@@ -279,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fractions", type=float, nargs="+", default=list(FRACTIONS),
                     help="shares of training subjects that keep their labels (default: "
                     "0.1 0.25 0.5 1)")  # fmt: skip
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="(default: 0 1 2)")
+    ap.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS), help="(default: 0 1 2)")
     ap.add_argument("--params", default="{}", help="JSON of SPTClassifier settings (default: {})")
     ap.add_argument("--out", type=Path, default=RESULTS, help="results folder (default: results/)")
     ap.add_argument("--report-only", action="store_true", help="rewrite the report only")

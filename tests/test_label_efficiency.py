@@ -66,6 +66,9 @@ def test_cells_are_appended_and_a_rerun_resumes(tmp_path, capsys):
     assert (long["optimizer_steps"] >= spt["optimizer_steps"]).all()
     md = (tmp_path / "label_efficiency.md").read_text()
     assert "| 50% | 4.0 |" in md and "spt-span @ 50% | scratch-long @ 50%" in md
+    # one share of one seed: 3 of 4 shares × 3 seeds × 3 folds
+    assert "**Partial: 3 of 36 cells** (4 shares × 3 seeds × 3 folds)" in md
+    assert md.count(" ± 0.") == 3 and "(1 fold)" not in md  # mean ± std over 3 folds
     assert (tmp_path / "label_efficiency.png").stat().st_size > 0
     capsys.readouterr()
     assert le.main(argv) == 0  # resumed: nothing refitted
@@ -73,10 +76,16 @@ def test_cells_are_appended_and_a_rerun_resumes(tmp_path, capsys):
     assert len(pd.read_csv(tmp_path / "label_efficiency" / "demo.csv")) == 9
 
 
+def test_a_share_with_one_fold_shows_its_mean_without_a_std():
+    one = pd.Series({"mean": 0.7, "std": np.nan, "count": 1})
+    assert le._mean_std(one) == "0.700 (1 fold)"
+    assert le._mean_std(pd.Series({"mean": 0.7, "std": 0.05, "count": 2})) == "0.700 ± 0.050"
+
+
 def _table(rows):
     cols = ["config", "versus", "subject_diff", "subject_ci_low", "subject_ci_high", "p_holm"]
     t = pd.DataFrame(rows, columns=cols).assign(n_subjects=165)
-    return t.assign(fold_diff=np.nan, fold_ci_low=np.nan, fold_ci_high=np.nan)
+    return t.assign(fold_diff=np.nan, fold_ci_low=np.nan, fold_ci_high=np.nan, n_folds=5)
 
 
 def test_the_answer_names_the_shares_where_spt_helped_or_did_worse():
@@ -88,8 +97,8 @@ def test_the_answer_names_the_shares_where_spt_helped_or_did_worse():
         ("spt-span @ 100%", "scratch-long @ 100%", -0.04, -0.07, -0.01, 0.03),
     ])  # fmt: skip
     text = le.answer("GPD-1", table, "spt-span")
-    assert "paired over 165 test subjects" in text
-    assert "10%: +0.050 (95 % CI +0.010 to +0.090, Holm p 0.010)" in text
+    assert "paired over test subjects" in text
+    assert "10%: +0.050 (95 % CI +0.010 to +0.090, Holm p 0.010, 165 test subjects)" in text
     assert "+0.200" not in text  # against scratch: not the compute-matched answer
     assert text.endswith(
         "SPT helped with labels from 10% of the training subjects; it was worse at 100%."
