@@ -251,11 +251,15 @@ def plot(curves: dict[str, pd.DataFrame], path: Path, spt: str) -> None:
 
     fig, axes = plt.subplots(1, len(curves), figsize=(5 * len(curves), 3.8), squeeze=False)
     for ax, (name, curve) in zip(axes[0], curves.items()):
-        for config in (*CONFIGS, spt):
+        for i, config in enumerate((*CONFIGS, spt)):
             c = curve[curve["config"] == config]
-            ax.errorbar(c["labelled_subjects"], c["mean"], yerr=c["std"], marker="o",
+            dodge = 1 + 0.03 * (i - 1)  # side by side, so the error bars stay readable
+            ax.errorbar(c["labelled_subjects"] * dodge, c["mean"], yerr=c["std"], marker="o",
                         capsize=3, label=config)  # fmt: skip
         ax.set_xscale("log")
+        ticks = sorted(curve["labelled_subjects"].unique())
+        ax.set_xticks(ticks, [f"{t:.0f}" for t in ticks])
+        ax.minorticks_off()
         ax.set_xlabel("labelled training subjects (log scale)")
         ax.set_ylabel("balanced accuracy (test subjects)")
         ax.set_title(name)
