@@ -208,13 +208,14 @@ def answer(name: str, table: pd.DataFrame, spt: str) -> str:
     """One paragraph a clinician can read: at each share of labelled subjects, SPT against
     the compute-matched label-only control, and where it helped (95 % interval above 0 and
     Holm p below 0.05) or did worse."""
+    from medspt.evaluation.comparisons import primary_estimates
+
     rows = table[table["versus"].str.startswith("scratch-long @ ")]
     if rows.empty:
         return ""
     subj = rows["n_subjects"] > 0
-    diff = rows["subject_diff"].where(subj, rows["fold_diff"])
-    low = rows["subject_ci_low"].where(subj, rows["fold_ci_low"])
-    high = rows["subject_ci_high"].where(subj, rows["fold_ci_high"])
+    rows = primary_estimates(rows)
+    diff, low, high = rows["diff"], rows["low"], rows["high"]
     share = rows["config"].str.rsplit(" @ ", n=1).str[1]
     parts, helped, hurt = [], [], []
     unit = "test subjects" if subj.all() else "folds"

@@ -204,6 +204,17 @@ def summarize(results: pd.DataFrame, metric: str = "balanced_accuracy") -> pd.Da
     return out
 
 
+def primary_estimates(table: pd.DataFrame) -> pd.DataFrame:
+    """A :func:`comparison_table` with each row's tested difference and 95 % interval as
+    ``diff``, ``low`` and ``high``: over subjects where predictions exist, else over folds."""
+    by_subjects = table["n_subjects"] > 0
+    return table.assign(
+        diff=table["subject_diff"].where(by_subjects, table["fold_diff"]),
+        low=table["subject_ci_low"].where(by_subjects, table["fold_ci_low"]),
+        high=table["subject_ci_high"].where(by_subjects, table["fold_ci_high"]),
+    )
+
+
 def spt_answer(results: pd.DataFrame, metric: str = "balanced_accuracy") -> str:
     """The answer to "did self-pretraining help?" in one paragraph a clinician can read:
     every SPT configuration against the compute-matched ``scratch-long`` at the same depth
@@ -225,12 +236,8 @@ def spt_answer(results: pd.DataFrame, metric: str = "balanced_accuracy") -> str:
     ]
     if not pairs:
         return ""
-    table = comparison_table(results, pairs, metric)
+    table = primary_estimates(comparison_table(results, pairs, metric))
     by_subjects = table["n_subjects"] > 0
-    diff = table["subject_diff"].where(by_subjects, table["fold_diff"])
-    low = table["subject_ci_low"].where(by_subjects, table["fold_ci_low"])
-    high = table["subject_ci_high"].where(by_subjects, table["fold_ci_high"])
-    table = table.assign(diff=diff, low=low, high=high)
     helped = table[(table["low"] > 0) & (table["p_holm"] < 0.05)]
     hurt = table[(table["high"] < 0) & (table["p_holm"] < 0.05)]
     what = metric.replace("_", " ")
