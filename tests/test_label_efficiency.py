@@ -106,3 +106,26 @@ def test_the_answer_names_the_shares_where_spt_helped_or_did_worse():
     none = le.answer("NE-1", table.iloc[[3]], "spt-span")
     assert none.endswith("SPT did not demonstrably help at any share of labelled subjects.")
     assert le.answer("NE-1", table.iloc[[0]], "spt-span") == ""
+
+
+def test_the_answer_says_what_spt_cost_in_time_at_each_share():
+    table = _table([("spt-span @ 10%", "scratch-long @ 10%", 0.05, 0.01, 0.09, 0.01)])
+    res = pd.DataFrame(
+        [
+            ("spt-span @ 10%", 0.1, 600.0),
+            ("spt-span @ 10%", 0.1, 500.0),  # two folds: the mean, 550 s
+            ("scratch-long @ 10%", 0.1, 1100.0),
+            ("scratch @ 10%", 0.1, 10.0),  # not the control
+            ("spt-span @ 25%", 0.25, 300.0),
+            ("scratch-long @ 25%", 0.25, 100.0),
+            ("spt-span @ 50%", 0.5, 900.0),  # no control yet: left out
+        ],
+        columns=["config", "fraction", "wall_time_s"],
+    )
+    text = le.answer("GPD-1", table, "spt-span", res)
+    assert text.endswith(
+        "SPT helped with labels from 10% of the training subjects. Mean fitting time per "
+        "fold, SPT against scratch-long: 10%: 550 s vs 1100 s (0.5×); 25%: 300 s vs 100 s "
+        "(3.0×)."
+    )
+    assert le.answer("GPD-1", table, "spt-span").endswith("of the training subjects.")

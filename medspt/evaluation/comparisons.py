@@ -274,14 +274,24 @@ def _answer_row(row: pd.Series, what: str) -> str:
     )
 
 
-def _answer_cost(results: pd.DataFrame, control: str) -> str:
-    """What SPT cost in fitting time against the control, from the rows' wall times."""
+def fit_times(results: pd.DataFrame, control: str) -> tuple[float, float] | None:
+    """Mean fitting time in seconds of the SPT rows and of the ``control`` rows, from the
+    rows' ``wall_time_s``; None when either is missing."""
     if "wall_time_s" not in results.columns:
-        return ""
+        return None
     spt = results.loc[results["config"].astype(str).str.startswith("spt-"), "wall_time_s"].mean()
     base = results.loc[results["config"] == control, "wall_time_s"].mean()
     if not (np.isfinite(spt) and np.isfinite(base) and base > 0):
+        return None
+    return float(spt), float(base)
+
+
+def _answer_cost(results: pd.DataFrame, control: str) -> str:
+    """What SPT cost in fitting time against the control, from the rows' wall times."""
+    times = fit_times(results, control)
+    if times is None:
         return ""
+    spt, base = times
     return (
         f"A fit with SPT took {spt:.0f} s on average against {base:.0f} s for {control} "
         f"({spt / base:.1f}×)"
