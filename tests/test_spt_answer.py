@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from medspt.estimator.metrics import predictions_frame
-from medspt.evaluation.comparisons import spt_answer
+from medspt.evaluation.comparisons import fit_times, spt_answer
 from medspt.evaluation.results import Results
 
 
@@ -64,3 +64,19 @@ def test_without_scratch_long_the_control_is_scratch_and_without_spt_nothing_is_
     only = _results(spt_right=0.5)
     only = Results(only[only["config"] != "spt-span"])
     assert spt_answer(only) == ""
+
+
+def test_fit_times_average_all_maskings_and_refuse_what_cannot_be_divided():
+    rows = pd.DataFrame(
+        {
+            "config": ["spt-span", "spt-block", "scratch-long", "scratch-long", "scratch"],
+            "wall_time_s": [30.0, 50.0, 10.0, 30.0, 999.0],
+        }
+    )
+    assert fit_times(rows, "scratch-long") == (40.0, 20.0)
+    assert fit_times(rows.drop(columns="wall_time_s"), "scratch-long") is None
+    assert fit_times(rows, "scratch-tiny") is None  # no control rows: nothing to compare
+    zero = rows.assign(wall_time_s=[30.0, 50.0, 0.0, 0.0, 1.0])
+    assert fit_times(zero, "scratch-long") is None  # a ratio against 0 s means nothing
+    no_spt = rows[~rows["config"].str.startswith("spt-")]
+    assert fit_times(no_spt, "scratch-long") is None
