@@ -80,3 +80,21 @@ def test_fit_times_average_all_maskings_and_refuse_what_cannot_be_divided():
     assert fit_times(zero, "scratch-long") is None  # a ratio against 0 s means nothing
     no_spt = rows[~rows["config"].str.startswith("spt-")]
     assert fit_times(no_spt, "scratch-long") is None
+
+
+def test_fit_times_compare_only_cells_both_have():
+    # a partial grid: the control has already run depth 4, SPT only depth 1
+    rows = pd.DataFrame(
+        {
+            "config": ["spt-span", "spt-block", "scratch-long", "scratch-long"],
+            "depth": [1, 1, 1, 4],
+            "seed": [0, 0, 0, 0],
+            "fold": [0, 0, 0, 0],
+            "wall_time_s": [30.0, 50.0, 20.0, 500.0],
+        }
+    )
+    assert fit_times(rows, "scratch-long") == (40.0, 20.0)
+    # per cell first: a cell with two maskings weighs as much as a cell with one
+    more = pd.concat([rows, rows.iloc[[0]].assign(depth=4, wall_time_s=100.0)])
+    assert fit_times(more, "scratch-long") == (70.0, 260.0)
+    assert fit_times(rows.assign(fold=[0, 0, 1, 1]), "scratch-long") is None  # no shared cell

@@ -276,14 +276,25 @@ def _answer_row(row: pd.Series, what: str) -> str:
 
 def fit_times(results: pd.DataFrame, control: str) -> tuple[float, float] | None:
     """Mean fitting time in seconds of the SPT rows and of the ``control`` rows, from the
-    rows' ``wall_time_s``; None when either is missing."""
+    rows' ``wall_time_s``, over the cells both have (same depth, labelled share, seed and
+    fold where those columns exist: a partial grid must not set SPT's shallow cells against
+    the control's deep ones); None when either is missing."""
     if "wall_time_s" not in results.columns:
         return None
-    spt = results.loc[results["config"].astype(str).str.startswith("spt-"), "wall_time_s"].mean()
-    base = results.loc[results["config"] == control, "wall_time_s"].mean()
-    if not (np.isfinite(spt) and np.isfinite(base) and base > 0):
+    keys = [k for k in ("depth", "fraction", "seed", "fold") if k in results.columns]
+    is_spt = results["config"].astype(str).str.startswith("spt-")
+    spt = results.loc[is_spt, keys + ["wall_time_s"]]
+    base = results.loc[results["config"] == control, keys + ["wall_time_s"]]
+    if keys:  # SPT's maskings of one cell averaged, then paired with the control's cell
+        spt = spt.groupby(keys, as_index=False)["wall_time_s"].mean()
+        base = base.groupby(keys, as_index=False)["wall_time_s"].mean()
+        both = spt.merge(base, on=keys, suffixes=("_spt", "_base"))
+        spt_s, base_s = both["wall_time_s_spt"].mean(), both["wall_time_s_base"].mean()
+    else:
+        spt_s, base_s = spt["wall_time_s"].mean(), base["wall_time_s"].mean()
+    if not (np.isfinite(spt_s) and np.isfinite(base_s) and base_s > 0):
         return None
-    return float(spt), float(base)
+    return float(spt_s), float(base_s)
 
 
 def _answer_cost(results: pd.DataFrame, control: str) -> str:
