@@ -281,17 +281,15 @@ def fit_times(results: pd.DataFrame, control: str) -> tuple[float, float] | None
     the control's deep ones); None when either is missing."""
     if "wall_time_s" not in results.columns:
         return None
+    results = results.reset_index(drop=True)  # the cell keys below align on the index
     keys = [k for k in ("depth", "fraction", "seed", "fold") if k in results.columns]
+    cell = results[keys].apply(tuple, axis=1) if keys else pd.Series(0, index=results.index)
     is_spt = results["config"].astype(str).str.startswith("spt-")
-    spt = results.loc[is_spt, keys + ["wall_time_s"]]
-    base = results.loc[results["config"] == control, keys + ["wall_time_s"]]
-    if keys:  # SPT's maskings of one cell averaged, then paired with the control's cell
-        spt = spt.groupby(keys, as_index=False)["wall_time_s"].mean()
-        base = base.groupby(keys, as_index=False)["wall_time_s"].mean()
-        both = spt.merge(base, on=keys, suffixes=("_spt", "_base"))
-        spt_s, base_s = both["wall_time_s_spt"].mean(), both["wall_time_s_base"].mean()
-    else:
-        spt_s, base_s = spt["wall_time_s"].mean(), base["wall_time_s"].mean()
+    # SPT's maskings of one cell averaged first, then paired with the control's cell
+    spt = results.loc[is_spt, "wall_time_s"].groupby(cell).mean()
+    base = results.loc[results["config"] == control, "wall_time_s"].groupby(cell).mean()
+    shared = spt.index.intersection(base.index)
+    spt_s, base_s = spt.loc[shared].mean(), base.loc[shared].mean()
     if not (np.isfinite(spt_s) and np.isfinite(base_s) and base_s > 0):
         return None
     return float(spt_s), float(base_s)
