@@ -138,6 +138,49 @@ def test_killed_study_resumes_without_losing_completed_trials(tmp_path):
     failed = study.get_trials(states=(TrialState.FAIL,))
     assert [t.number for t in failed] == [trials[1].number]  # the killed trial, reaped
     assert all("stopped while running" in t.user_attrs["error"] for t in failed)
+    # the killed cell resumed from its finished fold: fold 0 taken as stored (a refit
+    # would have another wall time), fold 1 fitted now
+    killed = trials[1]
+    (resumed,) = [t for t in study.get_trials(states=(TrialState.COMPLETE,))
+                  if t.params == killed.params]  # fmt: skip
+    assert resumed.user_attrs["resumed_folds"] == {"0": killed.number}
+    rows = resumed.user_attrs["folds"]
+    assert [r["fold"] for r in rows] == [0, 1]
+    assert rows[0] == killed.user_attrs["fold_0"]
+    assert "fold_1" not in killed.user_attrs
+    assert rows[1]["wall_time_s"] != rows[0]["wall_time_s"]
+    assert resumed.value == pytest.approx(np.mean([r["balanced_accuracy"] for r in rows]))
+    # every trial stores each fold as it finishes, the same row as in its "folds"
+    for t in study.get_trials(states=(TrialState.COMPLETE,)):
+        assert [t.user_attrs[f"fold_{k}"] for k in (0, 1)] == t.user_attrs["folds"]
+    assert "resumed_folds" not in trials[0].user_attrs
+
+
+def test_finished_folds_come_from_stopped_trials_of_the_same_cell_newest_first(tmp_path):
+    from medspt.study.grid import Cell
+    from medspt.study.trials import finished_folds
+
+    study = optuna.create_study(storage=f"sqlite:///{tmp_path / 'ff.db'}", study_name="ff")
+
+    def trial(depth, state, **folds):
+        study.enqueue_trial({"depth": depth})
+        t = study.ask()
+        t.suggest_categorical("depth", [1, 2])
+        t.suggest_categorical("config", ["scratch"])
+        t.suggest_categorical("seed", [0])
+        for key, row in folds.items():
+            t.set_user_attr(key, row)
+        t.set_user_attr("folds_done", len(folds))
+        if state is not None:
+            study.tell(t, state=state)
+        return t.number
+
+    a = trial(1, TrialState.FAIL, fold_0={"v": 1}, fold_1={"v": 2})
+    b = trial(1, TrialState.FAIL, fold_0={"v": 3})
+    trial(2, TrialState.FAIL, fold_2={"v": 4})  # another cell
+    trial(1, None, fold_3={"v": 5})  # still running: its worker may finish it
+    assert finished_folds(study, Cell(1, "scratch", 0)) == {0: (b, {"v": 3}), 1: (a, {"v": 2})}
+    assert finished_folds(study, Cell(1, "spt-span", 0)) == {}
 
 
 _MEET_IN_FIRST_FOLD = """

@@ -61,9 +61,11 @@ from medspt.study.storage import (
     storage_url,
 )
 from medspt.study.trials import (
+    FOLD_ATTR,
     WORKER,
     completed_cells,
     duplicate_of,
+    finished_folds,
     has_waiting,
     next_cell,
     poll_seconds,
@@ -104,32 +106,44 @@ def _attention_stats(clf, X) -> dict:
 
 
 def _evaluate_cell(
-    ws, folds, params: dict, trial=None, diagnostics: bool = False, fold_ids=None
+    ws, folds, params: dict, trial=None, diagnostics: bool = False, fold_ids=None, done=None
 ) -> list[dict]:
     """Fit and score every fold (or those in ``fold_ids``); each row keeps the fold's
-    out-of-fold predictions (``oof``); with ``diagnostics`` attention statistics too."""
-    rows = []
-    for k, (tr, te) in enumerate(folds):
-        if fold_ids is not None and k not in fold_ids:
-            continue
+    out-of-fold predictions (``oof``); with ``diagnostics`` attention statistics too.
+    Folds in ``done`` (fold -> row, from a stopped trial of the cell) are not fitted again."""
+
+    def fit(k, tr, te):
         row, clf, proba = fit_fold(ws, tr, te, params)
         if diagnostics:
             row.update(_attention_stats(clf, ws.X[te]))
         row = {"fold": k, **row, "curves": _curves(clf)}  # row has val_score
-        row["oof"] = oof.pack(ws, te, proba)
+        return {**row, "oof": oof.pack(ws, te, proba)}
+
+    return _fold_rows(folds, fit, trial, fold_ids, done)
+
+
+def _evaluate_baseline_cell(ws, folds, cell: Cell, trial=None, done=None) -> list[dict]:
+    """A baseline's rows on every fold, in the format of :func:`_evaluate_cell`."""
+
+    def fit(k, tr, te):
+        row, _, proba = fit_baseline_fold(ws, tr, te, cell.config, cell.seed)
+        return {"fold": k, **row, "oof": oof.pack(ws, te, proba)}
+
+    return _fold_rows(folds, fit, trial, None, done)
+
+
+def _fold_rows(folds, fit, trial, fold_ids, done) -> list[dict]:
+    """``fit(k, train, test)`` on each fold not in ``done``; the trial stores every row as
+    it is finished (``fold_<k>``), so a stopped cell resumes from its last finished fold
+    instead of from its first (a deep cell on a CPU can outlast a working session)."""
+    rows, done = [], done or {}
+    for k, (tr, te) in enumerate(folds):
+        if fold_ids is not None and k not in fold_ids:
+            continue
+        row = done[k] if k in done else fit(k, tr, te)
         rows.append(row)
         if trial is not None:
-            trial.set_user_attr("folds_done", len(rows))
-    return rows
-
-
-def _evaluate_baseline_cell(ws, folds, cell: Cell, trial=None) -> list[dict]:
-    """A baseline's rows on every fold, in the format of :func:`_evaluate_cell`."""
-    rows = []
-    for k, (tr, te) in enumerate(folds):
-        row, _, proba = fit_baseline_fold(ws, tr, te, cell.config, cell.seed)
-        rows.append({"fold": k, **row, "oof": oof.pack(ws, te, proba)})
-        if trial is not None:
+            trial.set_user_attr(f"{FOLD_ATTR}{k}", to_jsonable(row))
             trial.set_user_attr("folds_done", len(rows))
     return rows
 
@@ -210,16 +224,16 @@ def _objective(study, ws, folds, attrs: dict, failed: set[Cell]):
         trial.set_user_attr("started", dt.datetime.now().isoformat(timespec="seconds"))
         beating = start_heartbeat(study, trial._trial_id)
         try:
+            done = _resumed_folds(study, trial, cell)
             if cell.config in BASELINES:  # nothing to tune, no attention to measure
-                rows = _evaluate_baseline_cell(ws, folds, cell, trial=trial)
-            elif attrs.get("tune"):
+                rows = _evaluate_baseline_cell(ws, folds, cell, trial=trial, done=done)
+            elif attrs.get("tune"):  # its inner studies resume fold by fold themselves
                 rows, best = _tune_cell(study, cell, ws, folds, attrs)
                 trial.set_user_attr("tuned_params", to_jsonable(best))
             else:
                 params = cell.estimator_params(attrs["params"])
-                rows = _evaluate_cell(
-                    ws, folds, params, trial=trial, diagnostics=attrs.get("diagnostics", False)
-                )
+                diagnostics = attrs.get("diagnostics", False)
+                rows = _evaluate_cell(ws, folds, params, trial, diagnostics, done=done)
         except optuna.TrialPruned:
             raise
         except Exception as e:
@@ -230,9 +244,19 @@ def _objective(study, ws, folds, attrs: dict, failed: set[Cell]):
         finally:
             beating.set()
         trial.set_user_attr("folds", to_jsonable(rows))
-        return float(np.nanmean([r[metric] for r in rows]))
+        # a row taken from storage holds None where a metric was NaN
+        return float(np.nanmean([np.nan if r[metric] is None else r[metric] for r in rows]))
 
     return objective
+
+
+def _resumed_folds(study, trial, cell: Cell) -> dict[int, dict]:
+    """The folds of ``cell`` that stopped trials finished, noted on ``trial``
+    (``resumed_folds``: fold -> the trial that fitted it)."""
+    found = finished_folds(study, cell)
+    if found:
+        trial.set_user_attr("resumed_folds", {str(k): n for k, (n, _) in sorted(found.items())})
+    return {k: row for k, (_, row) in found.items()}
 
 
 def _work(study: optuna.Study, ws, folds, attrs: dict, max_trials, verbose: bool) -> None:

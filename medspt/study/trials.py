@@ -29,6 +29,7 @@ __all__ = [
     "cell_of",
     "completed_cells",
     "duplicate_of",
+    "finished_folds",
     "has_waiting",
     "next_cell",
     "poll_seconds",
@@ -42,6 +43,7 @@ WORKER = f"{socket.gethostname()}:{os.getpid()}"
 
 HEARTBEAT_S = 60.0  # a running trial writes its "heartbeat" attribute this often
 STALE_AFTER_S = 600.0  # a trial of another machine with an older heartbeat is dead
+FOLD_ATTR = "fold_"  # a running trial stores each finished fold's row as fold_<k>
 
 
 def cell_of(t: optuna.trial.FrozenTrial) -> Cell | None:
@@ -188,6 +190,20 @@ def duplicate_of(study: optuna.Study, trial: optuna.Trial, cell: Cell) -> int | 
         if t.state == TrialState.COMPLETE or t.number < trial.number:
             return t.number
     return None
+
+
+def finished_folds(study: optuna.Study, cell: Cell) -> dict[int, tuple[int, dict]]:
+    """The folds of ``cell`` that failed or stopped trials finished: fold number ->
+    (trial number, its stored row). A resumed cell takes these instead of fitting them
+    again; the newest trial wins where two hold the same fold."""
+    done: dict[int, tuple[int, dict]] = {}
+    for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL,)):
+        if cell_of(t) != cell:
+            continue
+        for key, row in t.user_attrs.items():
+            if key.startswith(FOLD_ATTR) and key[len(FOLD_ATTR) :].isdigit():
+                done[int(key[len(FOLD_ATTR) :])] = (t.number, row)
+    return done
 
 
 def completed_cells(study: optuna.Study) -> int:
