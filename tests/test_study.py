@@ -156,6 +156,13 @@ def test_killed_study_resumes_without_losing_completed_trials(tmp_path):
     assert "resumed_folds" not in trials[0].user_attrs
 
 
+def test_trial_value_leaves_out_folds_whose_metric_is_missing():
+    from medspt.study.runner import mean_metric
+
+    rows = [{"roc_auc": 0.5}, {"roc_auc": None}, {"roc_auc": np.nan}, {"roc_auc": 0.75}]
+    assert mean_metric(rows, "roc_auc") == pytest.approx(0.625)
+
+
 def test_finished_folds_come_from_stopped_trials_of_the_same_cell_newest_first(tmp_path):
     from medspt.study.grid import Cell
     from medspt.study.trials import finished_folds
@@ -176,7 +183,7 @@ def test_finished_folds_come_from_stopped_trials_of_the_same_cell_newest_first(t
         return t.number
 
     a = trial(1, TrialState.FAIL, fold_0={"v": 1}, fold_1={"v": 2})
-    b = trial(1, TrialState.FAIL, fold_0={"v": 3})
+    b = trial(1, TrialState.FAIL, fold_0={"v": 3}, fold_note="a user's own attribute")
     trial(2, TrialState.FAIL, fold_2={"v": 4})  # another cell
     trial(1, None, fold_3={"v": 5})  # still running: its worker may finish it
     assert finished_folds(study, Cell(1, "scratch", 0)) == {0: (b, {"v": 3}), 1: (a, {"v": 2})}

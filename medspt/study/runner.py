@@ -244,10 +244,15 @@ def _objective(study, ws, folds, attrs: dict, failed: set[Cell]):
         finally:
             beating.set()
         trial.set_user_attr("folds", to_jsonable(rows))
-        # a row taken from storage holds None where a metric was NaN
-        return float(np.nanmean([np.nan if r[metric] is None else r[metric] for r in rows]))
+        return mean_metric(rows, metric)
 
     return objective
+
+
+def mean_metric(rows: list[dict], metric: str) -> float:
+    """The trial's value: ``metric`` averaged over folds, NaN folds left out (a row taken
+    from storage holds None where the metric was NaN)."""
+    return float(np.nanmean([np.nan if r[metric] is None else r[metric] for r in rows]))
 
 
 def _resumed_folds(study, trial, cell: Cell) -> dict[int, dict]:
