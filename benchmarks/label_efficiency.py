@@ -70,8 +70,9 @@ def run_cell(name: str, ws, folds, fraction: float, seed: int, k: int, params: d
             verbose=False, **params,
         )  # fmt: skip
     rows = pd.DataFrame(res).assign(
-        fold=k, fraction=fraction, n_labelled_subjects=len(keep), protocol=name
-    )
+        fold=k, n_folds=len(folds), fraction=fraction, n_labelled_subjects=len(keep),
+        protocol=name,
+    )  # fmt: skip
     return rows, res.predictions.assign(fold=k, fraction=fraction)
 
 
@@ -170,7 +171,7 @@ def section(name: str, res, spt: str) -> list[str]:
     seeds = sorted(res["seed"].unique().tolist())
     table = comparison_table(res, pairs)
     cells = len(res[KEY].drop_duplicates())
-    n_folds = int(res["fold"].max()) + 1  # folds run innermost: the first share has them all
+    n_folds = _n_folds(res)
     planned = len(FRACTIONS) * len(SEEDS) * n_folds
     lines += [
         "",
@@ -195,6 +196,13 @@ def section(name: str, res, spt: str) -> list[str]:
         "",
     ]
     return lines
+
+
+def _n_folds(res) -> int:
+    """The protocol's number of outer folds, as its cells recorded it (rows written before
+    ``n_folds`` was recorded: the folds seen, which undercounts while a share is partial)."""
+    recorded = res["n_folds"].dropna() if "n_folds" in res.columns else pd.Series(dtype=float)
+    return int(recorded.max()) if len(recorded) else int(res["fold"].max()) + 1
 
 
 def _mean_std(cell: pd.Series) -> str:

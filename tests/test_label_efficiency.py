@@ -4,6 +4,7 @@ resumes from the cells already written."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -70,6 +71,13 @@ def test_cells_are_appended_and_a_rerun_resumes(tmp_path, capsys):
     assert "**Partial: 3 of 36 cells** (4 shares × 3 seeds × 3 folds)" in md
     assert md.count(" ± 0.") == 3 and "(1 fold)" not in md  # mean ± std over 3 folds
     assert (tmp_path / "label_efficiency.png").stat().st_size > 0
+    assert (rows["n_folds"] == 3).all()
+    # a share stopped after two of its folds still plans 3 folds per share and seed
+    csv = tmp_path / "label_efficiency" / "demo.csv"
+    rows[rows["fold"] < 2].to_csv(csv, index=False)
+    partial = le.report(tmp_path, json.loads(TINY), "cmd")
+    assert "**Partial: 2 of 36 cells** (4 shares × 3 seeds × 3 folds)" in partial
+    rows.to_csv(csv, index=False)
     capsys.readouterr()
     assert le.main(argv) == 0  # resumed: nothing refitted
     assert "labelled, seed" not in capsys.readouterr().out
