@@ -171,7 +171,7 @@ def section(name: str, res, spt: str) -> list[str]:
     seeds = sorted(res["seed"].unique().tolist())
     table = comparison_table(res, pairs)
     cells = len(res[KEY].drop_duplicates())
-    n_folds = _n_folds(res)
+    n_folds = int(res["n_folds"].max())  # the protocol's folds, as each cell recorded them
     planned = len(FRACTIONS) * len(SEEDS) * n_folds
     lines += [
         "",
@@ -196,13 +196,6 @@ def section(name: str, res, spt: str) -> list[str]:
         "",
     ]
     return lines
-
-
-def _n_folds(res) -> int:
-    """The protocol's number of outer folds, as its cells recorded it (rows written before
-    ``n_folds`` was recorded: the folds seen, which undercounts while a share is partial)."""
-    recorded = res["n_folds"].dropna() if "n_folds" in res.columns else pd.Series(dtype=float)
-    return int(recorded.max()) if len(recorded) else int(res["fold"].max()) + 1
 
 
 def _mean_std(cell: pd.Series) -> str:

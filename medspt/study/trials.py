@@ -201,8 +201,9 @@ def finished_folds(study: optuna.Study, cell: Cell) -> dict[int, tuple[int, dict
         if cell_of(t) != cell:
             continue
         for key, row in t.user_attrs.items():
-            if key.startswith(FOLD_ATTR) and key[len(FOLD_ATTR) :].isdigit():
-                done[int(key[len(FOLD_ATTR) :])] = (t.number, row)
+            fold = key.removeprefix(FOLD_ATTR)
+            if fold != key and fold.isdigit():
+                done[int(fold)] = (t.number, row)
     return done
 
 
