@@ -1,4 +1,4 @@
-"""``medspt study run | worker | dashboard | report | refit``.
+"""``medspt study run | worker | dashboard | report | refit | compact``.
 
 The sub-commands import the study's modules (and optuna, pandas) when they run, not when
 the parser is built, and only the named sub-command's options are built (``run``'s options
@@ -25,6 +25,7 @@ STUDY_HELP = {
     "dashboard": "serve optuna-dashboard for a storage on 127.0.0.1",
     "report": "Markdown/CSV table and figures of a study",
     "refit": "fit the study's best configuration on all subjects and save it",
+    "compact": "copy a storage's studies into a small journal file to commit or move",
 }
 _STORAGE_HELP = (
     "Optuna storage URL: sqlite:///file.db, postgresql+psycopg://user@host/db (workers on "
@@ -135,6 +136,22 @@ def cmd_refit(a) -> int:
         + f"; chance: {ev['chance']['majority']:.3f} (majority class)"
     )
     print(f"refitted on all subjects -> {out} (training curves: {out.with_suffix('.history.png')})")
+    return 0
+
+
+def cmd_compact(a) -> int:
+    from medspt.study.compaction import compact_storage
+    from medspt.study.storage import is_journal, journal_path
+
+    source = journal_path(a.storage) if is_journal(a.storage) else None
+    before = source.stat().st_size if source is not None and source.is_file() else None
+    counts = compact_storage(a.storage, a.out)
+    target = Path(a.out) if a.out else source
+    for name, n in counts.items():
+        print(f"  {name:<40} {n:>5} trials")
+    size = target.stat().st_size
+    was = f" (was {before / 1e6:.2f} MB)" if before is not None else ""
+    print(f"{len(counts)} studies -> {target}: {size / 1e6:.2f} MB{was}")
     return 0
 
 
@@ -335,10 +352,35 @@ def _add_refit(sub) -> None:
     q.set_defaults(func=cmd_refit)
 
 
+def _add_compact(sub) -> None:
+    """``study compact``: a storage's studies in one small journal file."""
+    q = sub.add_parser(
+        "compact",
+        help=STUDY_HELP["compact"],
+        description="Copies every study of --storage into one journal file, keeping what "
+        "reports and resumed runs read (each trial in its final state, stopped cells' "
+        "finished folds) and leaving out what only running workers need (every "
+        "heartbeat but the last, the per-fold copies of completed cells' rows). Stop "
+        "the study's workers first: what they write later goes to the source, not to "
+        "the copy.",
+    )
+    q.add_argument(
+        "--storage", required=True, help=_STORAGE_HELP.split(" (default")[0] + " (required)"
+    )
+    q.add_argument(
+        "--out",
+        default=None,
+        help="journal file to write, which must not exist (default: replace the --storage "
+        "journal file with its copy; required for a database storage)",
+    )
+    q.set_defaults(func=cmd_compact)
+
+
 STUDY_COMMANDS = {
     "run": _add_run,
     "worker": _add_worker,
     "dashboard": _add_dashboard,
     "report": _add_report,
     "refit": _add_refit,
+    "compact": _add_compact,
 }

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from medspt.core.lazy import lazy_exports
 
 if TYPE_CHECKING:  # what the lazy names are, for readers and type checkers
+    from medspt.study.compaction import compact_storage
     from medspt.study.dashboard import refresh_note, serve
     from medspt.study.data import load_study_data
     from medspt.study.grid import Cell, grid_cells
@@ -21,6 +22,7 @@ if TYPE_CHECKING:  # what the lazy names are, for readers and type checkers
     from medspt.study.storage import make_storage
 
 _EXPORTS = {
+    "compact_storage": "medspt.study.compaction",
     "refresh_note": "medspt.study.dashboard",
     "serve": "medspt.study.dashboard",
     "load_study_data": "medspt.study.data",
@@ -37,6 +39,7 @@ _EXPORTS = {
 __all__ = [
     "Cell",
     "capacity_table",
+    "compact_storage",
     "grid_cells",
     "load_study_data",
     "make_storage",

@@ -32,7 +32,7 @@ def journal_path(url: str) -> Path:
     return Path(path.removeprefix("//")).expanduser()
 
 
-def _sqlite_file(url: str) -> Path | None:
+def sqlite_file(url: str) -> Path | None:
     """The database file a ``sqlite:///`` URL names (None for other URLs and in-memory)."""
     path = url[len("sqlite:///") :] if url.startswith("sqlite:///") else ""
     return Path(path).expanduser() if path and not path.startswith(":memory:") else None
@@ -98,7 +98,7 @@ def make_storage(url: str, heartbeat: float | None = HEARTBEAT_S) -> optuna.stor
             f"storage {url!r} is neither a database URL (sqlite:///file.db, "
             "postgresql+psycopg://user@host/db) nor a journal file (journal:path.log)"
         )
-    if (db := _sqlite_file(url)) is not None:
+    if (db := sqlite_file(url)) is not None:
         db.parent.mkdir(parents=True, exist_ok=True)
     return _open_rdb(_with_driver(url), _rdb_options(url, heartbeat))
 
@@ -187,7 +187,7 @@ def claim_lock(study: optuna.Study) -> contextlib.AbstractContextManager:
     lock beside it (``<file>.lock``; SQLite is one machine's database anyway). Server
     databases lock the row and journal files lock themselves: no lock needed.
     """
-    db = _sqlite_file(storage_url(study))
+    db = sqlite_file(storage_url(study))
     return contextlib.nullcontext() if db is None else FileLock(f"{db}.lock")
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "completed_cells",
     "duplicate_of",
     "finished_folds",
+    "fold_of_attr",
     "has_waiting",
     "next_cell",
     "poll_seconds",
@@ -201,10 +202,15 @@ def finished_folds(study: optuna.Study, cell: Cell) -> dict[int, tuple[int, dict
         if cell_of(t) != cell:
             continue
         for key, row in t.user_attrs.items():
-            fold = key.removeprefix(FOLD_ATTR)
-            if fold != key and fold.isdigit():
-                done[int(fold)] = (t.number, row)
+            if (fold := fold_of_attr(key)) is not None:
+                done[fold] = (t.number, row)
     return done
+
+
+def fold_of_attr(key: str) -> int | None:
+    """The fold whose row a trial attribute holds (``fold_<k>``), or None."""
+    fold = key.removeprefix(FOLD_ATTR)
+    return int(fold) if fold != key and fold.isdigit() else None
 
 
 def completed_cells(study: optuna.Study) -> int:
