@@ -13,10 +13,17 @@ from _common import RESULTS, fmt_series_pm
 from medspt.estimator.metrics import read_predictions
 
 
-def _variant(params: dict) -> str:
+def _is_default(study_name: str, name: str | None = None) -> bool:
+    """Whether a study holds the package's default model: ``paper_table.py --model
+    default`` names it ``paper-<protocol>-default`` (``name``: only that protocol's)."""
+    protocol = re.escape(name) if name else ".+?"
+    return re.fullmatch(rf"paper-{protocol}-default(-.*)?", study_name) is not None
+
+
+def _variant(study_name: str, params: dict) -> str:
     """A variant's name in the report: the model, then its settings that differ from the
     first study (the default model pins its own lr and validation share: not a variant)."""
-    if params.get("embedding", "patch") != "patch":
+    if _is_default(study_name):
         return "default model"
     parts = ["per-window centring" if params.get("normalize") == "window" else "channel scaling"]
     if params.get("pooling", "mean") != "mean":
@@ -33,9 +40,7 @@ def _groups(name: str, studies: list, results: dict) -> dict[str, list]:
     """The protocol's studies by the nested choice they take part in: the package's default
     model (``paper-<name>-default``), the paper recipe's studies that kept out-of-fold
     predictions (``-subjects``) and the earlier grids. A nested choice never mixes models."""
-    default = [
-        s for s in studies if re.match(rf"paper-{re.escape(name)}-default(-|$)", s.study_name)
-    ]
+    default = [s for s in studies if _is_default(s.study_name, name)]
     rest = [s for s in studies if s not in default]
     return {
         "default": [s for s in default if len(results[s.study_name])],
@@ -119,7 +124,7 @@ def _progress(study, res: pd.DataFrame) -> str:
 
 def _resume_hint(study_name: str) -> str:
     """What a resumed run must repeat beside the command: the model and variant options."""
-    if "-default" in study_name:
+    if _is_default(study_name):
         return " (with `--model default`)"
     return " (with the same variant options)" if study_name.count("-") > 2 else ""
 
@@ -154,7 +159,7 @@ def _combined(studies: list, results: dict):
         res = results[study.study_name]
         if res.empty:
             continue
-        label = _variant(study.user_attrs["medspt"].get("params", {}))
+        label = _variant(study.study_name, study.user_attrs["medspt"].get("params", {}))
         frames.append(pd.DataFrame(res).assign(config=label + ": " + res["config"]))
         if res.predictions is not None:
             preds.append(res.predictions.assign(config=label + ": " + res.predictions["config"]))
@@ -171,8 +176,9 @@ def _subjects_section(name: str, study, res, metric: str) -> list[str]:
     from medspt.study import capacity_table
 
     attrs = study.user_attrs["medspt"]
+    variant = _variant(study.study_name, attrs.get("params", {}))
     return [
-        f"### {name}, {_variant(attrs.get('params', {}))}: tested over subjects",
+        f"### {name}, {variant}: tested over subjects",
         "",
         f"Study `{study.study_name}`: depths {attrs['grid']['depths']}, model settings "
         f"{attrs.get('params', {})}; {len(res)} fits, "
@@ -227,8 +233,9 @@ def _reanalysis_section(name: str, study, res, metric: str) -> list[str]:
     table = capacity_table(res, metric)
     table["old_p"] = [old.get((d, c), float("nan")) for d, c in zip(table.depth, table.config)]
     extra = table.dropna(subset=["old_p"])
+    variant = _variant(study.study_name, attrs.get("params", {}))
     lines = [
-        f"### {name}, {_variant(attrs.get('params', {}))}: fold level (earlier grid)",
+        f"### {name}, {variant}: fold level (earlier grid)",
         "",
         f"Study `{study.study_name}`: depths {attrs['grid']['depths']}, model settings "
         f"{attrs.get('params', {})}; {len(res)} fits. It kept no per-window predictions, "

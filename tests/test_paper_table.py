@@ -52,11 +52,21 @@ def test_variant_names_follow_the_settings_that_differ():
     assert pt._suffix({**TINY, "normalize": "window"}) == "-window"
     both = {**TINY, "normalize": "window", "pooling": "cls", "lr": 0.003}
     assert pt._suffix(both) == "-window-cls-lr0.003"
-    assert ptr._variant(TINY) == "channel scaling"
-    assert ptr._variant(both) == "per-window centring, cls pooling, lr 0.003"
+    assert ptr._variant("paper-X", TINY) == "channel scaling"
+    assert ptr._variant("paper-X-window-cls-lr0.003", both) == (
+        "per-window centring, cls pooling, lr 0.003"
+    )
     assert pt._suffix({**TINY, "normalize": "window", "val_size": 0.0}) == "-window-val0"
-    assert ptr._variant({"val_size": 0.0}) == "channel scaling, no validation split"
-    assert ptr._variant({"embedding": "conv", "lr": 0.001, "val_size": 0.2}) == "default model"
+    assert ptr._variant("paper-X-val0", {"val_size": 0.0}) == (
+        "channel scaling, no validation split"
+    )
+    # the default model is told by its study's name, the name paper_table.py gives it
+    default = {"embedding": "conv", "lr": 0.001, "val_size": 0.2}
+    assert ptr._variant("paper-GPD-2@100-default", default) == "default model"
+    assert ptr._variant("paper-GPD-1", default) == "channel scaling, lr 0.001, validation share 0.2"
+    assert ptr._is_default("paper-GPD-1-default-window", "GPD-1")
+    assert not ptr._is_default("paper-GPD-1-default", "NE-1")
+    assert not ptr._is_default("paper-GPD-1-defaults") and not ptr._is_default("paper-default")
 
 
 def test_baseline_rows_carry_their_training_budget(tmp_path, monkeypatch):
