@@ -22,7 +22,13 @@ from optuna.trial import TrialState
 
 from medspt.core.errors import InputError
 from medspt.core.urls import redact
-from medspt.study.storage import is_journal, journal_path, make_storage, sqlite_file
+from medspt.study.storage import (
+    check_storage_url,
+    is_journal,
+    journal_path,
+    make_storage,
+    sqlite_file,
+)
 from medspt.study.trials import fold_of_attr
 
 __all__ = ["compact_storage"]
@@ -47,10 +53,7 @@ def compact_storage(storage: str, out: str | Path | None = None) -> dict[str, in
     dict
         Study name -> number of trials copied.
     """
-    if not isinstance(storage, str) or not storage:
-        raise InputError(
-            f"storage must be a URL string such as 'journal:file.log', got {storage!r}"
-        )
+    check_storage_url(storage)  # before _target reads it as a path
     target = _target(storage, out)
     source = make_storage(storage, heartbeat=None)
     names = [s.study_name for s in optuna.get_all_study_summaries(source)]

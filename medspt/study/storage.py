@@ -23,6 +23,12 @@ MAX_RETRY = 3  # how often a dead worker's trial is queued again by RetryFailedT
 OPEN_ATTEMPTS = 8  # about 7 s of retries before a storage counts as unreachable
 
 
+def check_storage_url(url) -> None:
+    """Refuse a storage that is not a non-empty URL string, before anything reads it."""
+    if not isinstance(url, str) or not url:
+        raise InputError(f"storage must be a URL string such as 'sqlite:///medspt.db', got {url!r}")
+
+
 def is_journal(url: str) -> bool:
     return url.startswith(JOURNAL_PREFIX) or url.endswith(JOURNAL_SUFFIXES)
 
@@ -83,8 +89,7 @@ def make_storage(url: str, heartbeat: float | None = HEARTBEAT_S) -> optuna.stor
 
     Errors never show the URL's password.
     """
-    if not isinstance(url, str) or not url:
-        raise InputError(f"storage must be a URL string such as 'sqlite:///medspt.db', got {url!r}")
+    check_storage_url(url)
     if is_journal(url):
         # optuna.storages.journal exists from optuna 4.0 on: imported here, database
         # storages keep working with optuna 3
