@@ -23,7 +23,7 @@ MAX_RETRY = 3  # how often a dead worker's trial is queued again by RetryFailedT
 OPEN_ATTEMPTS = 8  # about 7 s of retries before a storage counts as unreachable
 
 
-def check_storage_url(url) -> None:
+def check_storage_url(url: object) -> None:
     """Refuse a storage that is not a non-empty URL string, before anything reads it."""
     if not isinstance(url, str) or not url:
         raise InputError(f"storage must be a URL string such as 'sqlite:///medspt.db', got {url!r}")
