@@ -124,6 +124,32 @@ def test_seed_copies_of_one_fold_cannot_shrink_the_p_value():
     assert p1 == p3 == pytest.approx(2 / 32)  # five folds, all one sign: the floor
 
 
+@pytest.mark.parametrize("metric", ["accuracy", "balanced_accuracy", "subject_accuracy"])
+def test_a_seed_that_covers_only_some_folds_keeps_the_pooled_scale(metric):
+    # a nested choice can win one fold with a configuration fitted with more seeds: a
+    # second seed of fold 0 only, identical to the first, must change nothing
+    rng = np.random.default_rng(5)
+    a = _predictions(n_subjects=15, windows=6, n_classes=3, p_correct=rng.random(15))
+    a = a[~((a["label_code"] == 0) & (a["window"] % 2 == 0))]  # unbalanced classes
+    extra = a[a["fold"] == 0].assign(seed=1)
+    both = pd.concat([a, extra], ignore_index=True)
+    b = _predictions(n_subjects=15, windows=6, n_classes=3, p_correct=0.5, config="b")
+    one, two = compare_subjects(a, b, metric), compare_subjects(both, b, metric)
+    assert two["metric_a"] == pytest.approx(one["metric_a"])
+    assert two["diff"] == pytest.approx(one["diff"])
+    if metric != "subject_accuracy":
+        want = {"accuracy": accuracy_score, "balanced_accuracy": balanced_accuracy_score}
+        assert two["metric_a"] == pytest.approx(want[metric](a["label_code"], a["predicted_code"]))
+    # a second seed that does differ moves fold 0's subjects by half its difference
+    wrong = (extra["label_code"] + 1) % 3
+    worse = extra.assign(
+        predicted_code=wrong, **{f"proba_{k}": (wrong == k) * 0.9 for k in range(3)}
+    )
+    mixed = compare_subjects(pd.concat([a, worse], ignore_index=True), b, metric)
+    lost = subject_scores(a, metric).loc[lambda s: s.index.isin(extra["subject"])].sum()
+    assert mixed["metric_a"] == pytest.approx(one["metric_a"] - lost / 2)
+
+
 def test_sign_flip_test_exact_and_monte_carlo():
     assert sign_flip_test(np.array([1.0, 1.0, 1.0])) == pytest.approx(2 / 8)
     assert sign_flip_test(np.zeros(6)) == 1.0

@@ -43,7 +43,11 @@ def _proba_columns(pred: pd.DataFrame) -> list[str]:
     return [c for c in pred.columns if str(c).startswith("proba_")]
 
 
-def subject_scores(predictions: pd.DataFrame, metric: str = "balanced_accuracy") -> pd.Series:
+def subject_scores(
+    predictions: pd.DataFrame,
+    metric: str = "balanced_accuracy",
+    pooled_over: pd.DataFrame | None = None,
+) -> pd.Series:
     """Each subject's additive share of the pooled out-of-fold ``metric`` of one fit.
 
     Parameters
@@ -58,6 +62,9 @@ def subject_scores(predictions: pd.DataFrame, metric: str = "balanced_accuracy")
         with K the number of classes present. ``subject_accuracy`` (one label per subject):
         1 / n_subjects when the class with the highest mean probability is the subject's
         label, else 0.
+    pooled_over : DataFrame, optional
+        The windows the pooled metric is taken over (one copy of each subject's windows),
+        when ``predictions`` covers only some of them; default: ``predictions`` itself.
 
     Returns
     -------
@@ -65,13 +72,14 @@ def subject_scores(predictions: pd.DataFrame, metric: str = "balanced_accuracy")
     """
     if metric not in SUBJECT_METRICS:
         raise ValueError(f"metric must be one of {SUBJECT_METRICS}, got {metric!r}")
+    pool = predictions if pooled_over is None else pooled_over
     y = predictions["label_code"].to_numpy()
     correct = (predictions["predicted_code"].to_numpy() == y).astype(float)
     subj = predictions["subject"].astype(str).to_numpy()
     if metric == "accuracy":
-        w = np.full(len(y), 1.0 / len(y))
+        w = np.full(len(y), 1.0 / len(pool))
     elif metric == "balanced_accuracy":
-        classes, counts = np.unique(y, return_counts=True)
+        classes, counts = np.unique(pool["label_code"].to_numpy(), return_counts=True)
         per_class = dict(zip(classes.tolist(), counts.tolist()))
         w = np.array([1.0 / (len(classes) * per_class[c]) for c in y.tolist()])
     else:
@@ -85,7 +93,8 @@ def subject_scores(predictions: pd.DataFrame, metric: str = "balanced_accuracy")
             )
         mean_proba = frame.groupby("subject")[cols].mean()
         hit = mean_proba.to_numpy().argmax(1) == labels.loc[mean_proba.index, "first"].to_numpy()
-        return pd.Series(hit / len(hit), index=mean_proba.index, name=metric)
+        n_subjects = pool["subject"].astype(str).nunique()
+        return pd.Series(hit / n_subjects, index=mean_proba.index, name=metric)
     return pd.Series(w * correct, index=subj).groupby(level=0).sum().rename(metric)
 
 
@@ -134,9 +143,17 @@ def bootstrap_ci(
 
 
 def _per_subject(predictions: pd.DataFrame, metric: str) -> pd.Series:
-    """Subject contributions averaged over the seeds of one configuration."""
+    """Subject contributions averaged over the seeds of one configuration.
+
+    Seeds may cover different folds (a nested choice can win a fold with a configuration
+    run with more seeds than the others), so every seed's shares are weighted by the
+    windows of all subjects, one copy each, not by that seed's own windows.
+    """
+    first_seed = predictions.groupby("subject")["seed"].transform("min")
+    one_copy = predictions[predictions["seed"] == first_seed]
     per_seed = {
-        seed: subject_scores(g, metric) for seed, g in predictions.groupby("seed", sort=True)
+        seed: subject_scores(g, metric, pooled_over=one_copy)
+        for seed, g in predictions.groupby("seed", sort=True)
     }
     return pd.DataFrame(per_seed).mean(axis=1)
 
