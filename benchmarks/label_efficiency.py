@@ -165,7 +165,8 @@ def section(name: str, res, spt: str) -> list[str]:
         cells = part.set_index("config")
         shown = [_mean_std(cells.loc[c]) if c in cells.index else "–" for c in (*CONFIGS, spt)]
         n = cells["labelled_subjects"].iloc[0]
-        lines.append(f"| {fraction:.0%} | {n:.1f} | " + " | ".join(shown) + " |")
+        n = f"{n:.0f}" if float(n).is_integer() else f"{n:.1f}"  # a fold mean: 13, or 13.4
+        lines.append(f"| {fraction:.0%} | {n} | " + " | ".join(shown) + " |")
         tag = f" @ {fraction:.0%}"
         pairs += [((spt + tag, depth), (c + tag, depth)) for c in CONFIGS]
     seeds = sorted(res["seed"].unique().tolist())

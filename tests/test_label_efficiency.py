@@ -66,7 +66,7 @@ def test_cells_are_appended_and_a_rerun_resumes(tmp_path, capsys):
     long = rows[rows["config"] == "scratch-long"].set_index("fold")
     assert (long["optimizer_steps"] >= spt["optimizer_steps"]).all()
     md = (tmp_path / "label_efficiency.md").read_text()
-    assert "| 50% | 4.0 |" in md and "spt-span @ 50% | scratch-long @ 50%" in md
+    assert "| 50% | 4 |" in md and "spt-span @ 50% | scratch-long @ 50%" in md
     # one share of one seed: 3 of 4 shares × 3 seeds × 3 folds
     assert "**Partial: 3 of 36 cells** (4 shares × 3 seeds × 3 folds)" in md
     assert md.count(" ± 0.") == 3 and "(1 fold)" not in md  # mean ± std over 3 folds
@@ -77,6 +77,9 @@ def test_cells_are_appended_and_a_rerun_resumes(tmp_path, capsys):
     rows[rows["fold"] < 2].to_csv(csv, index=False)
     partial = le.report(tmp_path, json.loads(TINY), "cmd")
     assert "**Partial: 2 of 36 cells** (4 shares × 3 seeds × 3 folds)" in partial
+    uneven = rows.assign(n_labelled_subjects=np.where(rows["fold"] == 0, 5, 4))
+    uneven.to_csv(csv, index=False)  # folds with 5, 4, 4 labelled subjects: a mean of 4.3
+    assert "| 50% | 4.3 |" in le.report(tmp_path, json.loads(TINY), "cmd")
     rows.to_csv(csv, index=False)
     capsys.readouterr()
     assert le.main(argv) == 0  # resumed: nothing refitted
