@@ -108,8 +108,15 @@ def _progress(study, res: pd.DataFrame) -> str:
     from medspt.study.grid import study_cells
 
     cells = study_cells(study.user_attrs["medspt"])
-    done = set(zip(res["depth"], res["config"], res["seed"]))
-    missing = [c for c in cells if (c.depth, c.config, c.seed) not in done]
+    # baseline rows carry no depth (their grid cell is filed at the first depth): match them
+    # on configuration and seed
+    done = {
+        (None if pd.isna(d) else d, c, s)
+        for d, c, s in zip(res["depth"], res["config"], res["seed"])
+    }
+    missing = [
+        c for c in cells if not {(c.depth, c.config, c.seed), (None, c.config, c.seed)} & done
+    ]
     if not missing:
         return f"All {len(cells)} cells of the grid are complete."
     by_seed = pd.Series([c.seed for c in missing]).value_counts().sort_index()

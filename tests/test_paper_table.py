@@ -223,3 +223,23 @@ def test_a_partial_study_names_the_options_that_resume_it():
     assert ptr._resume_hint("paper-GPD-1-default") == " (with `--model default`)"
     assert ptr._resume_hint("paper-GPD-1-window") == " (with the same variant options)"
     assert ptr._resume_hint("paper-GPD-1") == ""
+
+
+def test_progress_counts_a_baseline_cell_whose_rows_carry_no_depth():
+    """A finished MiniRocket cell has results without a depth; the grid files it at depth 1."""
+    import optuna
+
+    study = optuna.create_study()
+    grid = {"depths": [1, 2], "maskings": ["span"], "scratch": True, "seeds": [0],
+            "baselines": ["minirocket"]}  # fmt: skip
+    study.set_user_attr("medspt", {"grid": grid})
+    rows = [(1, "scratch"), (1, "spt-span"), (2, "scratch"), (2, "spt-span")]
+    res = pd.DataFrame(
+        [{"depth": d, "config": c, "seed": 0} for d, c in rows]
+        + [{"depth": np.nan, "config": "minirocket", "seed": 0}]
+    )
+    assert ptr._progress(study, res) == "All 5 cells of the grid are complete."
+    partial = ptr._progress(study, res.iloc[:4])
+    assert partial.startswith("**Partial: 4 of 5 cells complete**; missing 1 cells of seed 0")
+    assert "next: depth1-minirocket-seed0" in partial
+    assert ptr._progress(study, res.iloc[1:]).startswith("**Partial: 4 of 5")
