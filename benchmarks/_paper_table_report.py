@@ -103,20 +103,16 @@ def _read_baselines(name: str) -> pd.DataFrame | None:
     return rows.drop_duplicates(keys, keep="last").reset_index(drop=True)
 
 
-def _progress(study, res: pd.DataFrame) -> str:
+def _progress(study) -> str:
     """How much of the grid is complete, and what is missing."""
+    from optuna.trial import TrialState
+
     from medspt.study.grid import study_cells
+    from medspt.study.trials import cell_of
 
     cells = study_cells(study.user_attrs["medspt"])
-    # baseline rows carry no depth (their grid cell is filed at the first depth): match them
-    # on configuration and seed
-    done = {
-        (None if pd.isna(d) else d, c, s)
-        for d, c, s in zip(res["depth"], res["config"], res["seed"])
-    }
-    missing = [
-        c for c in cells if not {(c.depth, c.config, c.seed), (None, c.config, c.seed)} & done
-    ]
+    done = {cell_of(t) for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))}
+    missing = [c for c in cells if c not in done]
     if not missing:
         return f"All {len(cells)} cells of the grid are complete."
     by_seed = pd.Series([c.seed for c in missing]).value_counts().sort_index()
@@ -189,7 +185,7 @@ def _subjects_section(name: str, study, res, metric: str) -> list[str]:
         "",
         f"Study `{study.study_name}`: depths {attrs['grid']['depths']}, model settings "
         f"{attrs.get('params', {})}; {len(res)} fits, "
-        f"{res['wall_time_s'].sum() / 60:,.0f} min of training. {_progress(study, res)}",
+        f"{res['wall_time_s'].sum() / 60:,.0f} min of training. {_progress(study)}",
         "",
         markdown_table(capacity_table(res, metric), metric).rstrip(),
         "",

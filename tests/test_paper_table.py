@@ -228,18 +228,29 @@ def test_a_partial_study_names_the_options_that_resume_it():
 def test_progress_counts_a_baseline_cell_whose_rows_carry_no_depth():
     """A finished MiniRocket cell has results without a depth; the grid files it at depth 1."""
     import optuna
+    from optuna.distributions import CategoricalDistribution
 
-    study = optuna.create_study()
     grid = {"depths": [1, 2], "maskings": ["span"], "scratch": True, "seeds": [0],
             "baselines": ["minirocket"]}  # fmt: skip
-    study.set_user_attr("medspt", {"grid": grid})
-    rows = [(1, "scratch"), (1, "spt-span"), (2, "scratch"), (2, "spt-span")]
-    res = pd.DataFrame(
-        [{"depth": d, "config": c, "seed": 0} for d, c in rows]
-        + [{"depth": np.nan, "config": "minirocket", "seed": 0}]
-    )
-    assert ptr._progress(study, res) == "All 5 cells of the grid are complete."
-    partial = ptr._progress(study, res.iloc[:4])
+    rows = [(1, "scratch"), (1, "spt-span"), (2, "scratch"), (2, "spt-span"), (1, "minirocket")]
+    space = {
+        "depth": CategoricalDistribution([1, 2]),
+        "config": CategoricalDistribution([c for _, c in rows]),
+        "seed": CategoricalDistribution([0]),
+    }
+
+    def study_with(cells):
+        study = optuna.create_study()
+        study.set_user_attr("medspt", {"grid": grid})
+        for d, c in cells:
+            params = {"depth": d, "config": c, "seed": 0}
+            study.add_trial(
+                optuna.trial.create_trial(params=params, distributions=space, value=0.5)
+            )
+        return study
+
+    assert ptr._progress(study_with(rows)) == "All 5 cells of the grid are complete."
+    partial = ptr._progress(study_with(rows[:4]))
     assert partial.startswith("**Partial: 4 of 5 cells complete**; missing 1 cells of seed 0")
     assert "next: depth1-minirocket-seed0" in partial
-    assert ptr._progress(study, res.iloc[1:]).startswith("**Partial: 4 of 5")
+    assert ptr._progress(study_with(rows[1:])).startswith("**Partial: 4 of 5")
