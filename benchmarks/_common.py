@@ -340,21 +340,17 @@ def study_storage(protocol: str, storage: str | None = None) -> str:
 
 def resolved_params_json(overrides: dict | None = None) -> str:
     """Every :class:`medspt.SPTClassifier` parameter with ``overrides`` applied, as sorted
-    JSON: what a benchmark row records, so that a row under other defaults is never taken
-    for the same run."""
-    import json
+    JSON (:func:`medspt.estimator.defaults.params_json`)."""
+    from medspt.estimator.defaults import params_json
 
-    from medspt import SPTClassifier
-
-    params = SPTClassifier(**(overrides or {})).get_params()
-    return json.dumps(params, sort_keys=True, default=str)
+    return params_json(overrides)
 
 
 def params_hash(overrides: dict | None = None) -> str:
     """A short hash of :func:`resolved_params_json` (run keys and file-name suffixes)."""
-    import hashlib
+    from medspt.estimator.defaults import defaults_hash
 
-    return hashlib.sha1(resolved_params_json(overrides).encode()).hexdigest()[:8]
+    return defaults_hash(overrides)
 
 
 def resolved_hash(n_windows: int) -> str:
