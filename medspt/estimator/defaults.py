@@ -14,6 +14,8 @@ from __future__ import annotations
 import hashlib
 import json
 
+from medspt.estimator.classifier import SPTClassifier
+
 __all__ = ["FROZEN_HASH", "FROZEN_AT", "default_params", "params_json", "defaults_hash"]
 
 # The default of rounds 1-7 of benchmarks/select_defaults.py and select_model.py (conv
@@ -25,8 +27,6 @@ FROZEN_AT = "issue 59 (2026-12-07)"
 def default_params(overrides: dict | None = None) -> dict:
     """Every :class:`~medspt.SPTClassifier` parameter at its default, ``overrides``
     applied."""
-    from medspt.estimator.classifier import SPTClassifier
-
     return SPTClassifier(**(overrides or {})).get_params()
 
 
