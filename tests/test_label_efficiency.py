@@ -57,34 +57,43 @@ def test_cells_are_appended_and_a_rerun_resumes(tmp_path, capsys):
             "--out", str(tmp_path)]  # fmt: skip
     assert le.main(argv) == 0
     rows = pd.read_csv(tmp_path / "label_efficiency" / "demo.csv")
-    assert len(rows) == 9 and rows.groupby("config").size().to_dict() == {
-        "scratch": 3, "scratch-long": 3, "spt-span": 3,
-    }  # fmt: skip
+    arms = ["scratch", "scratch-long", "spt-span", "minirocket", "multirocket-hydra"]
+    assert len(rows) == 15 and rows.groupby("config").size().to_dict() == dict.fromkeys(arms, 3)
     assert (rows.loc[rows["config"] == "scratch", "n_unlabelled"] == 0).all()
     spt = rows[rows["config"] == "spt-span"].set_index("fold")
     assert (spt["n_unlabelled"] > 0).all() and (spt["n_labelled_subjects"] == 4).all()
-    long = rows[rows["config"] == "scratch-long"].set_index("fold")
-    assert (long["optimizer_steps"] >= spt["optimizer_steps"]).all()
+    rocket = rows[rows["config"] == "minirocket"].set_index("fold")
+    # the baselines see the labelled subjects' windows only, no unlabelled ones
+    assert (rocket["n_train"] == spt["n_train"]).all() and (rocket["n_unlabelled"] == 0).all()
+    assert rocket["depth"].isna().all()
     md = (tmp_path / "label_efficiency.md").read_text()
-    assert "| 50% | 4 |" in md and "spt-span @ 50% | scratch-long @ 50%" in md
-    # one share of one seed: 3 of 4 shares × 3 seeds × 3 folds
-    assert "**Partial: 3 of 36 cells** (4 shares × 3 seeds × 3 folds)" in md
-    assert md.count(" ± 0.") == 3 and "(1 fold)" not in md  # mean ± std over 3 folds
+    assert "| 50% | 4 | 5 |" in md  # 4 labelled subjects, five-member fits
+    assert "spt-span @ 50% | scratch-long @ 50%" in md and "spt-span @ 50% | minirocket @ 50%" in md
+    assert "Holm's correction over the 4 comparisons of both protocols" in md
+    # one share of one seed: 3 of 4 shares × 3 seeds × 3 folds, for every arm
+    assert "**Partial**: of 36 cells per arm (4 shares × 3 seeds × 3 folds)" in md
+    assert "scratch 3, scratch-long 3, spt-span 3, minirocket 3, multirocket-hydra 3" in md
+    assert md.count(" ± 0.") == 5 and "(1 fold)" not in md  # mean ± std over 3 folds
     assert (tmp_path / "label_efficiency.png").stat().st_size > 0
     assert (rows["n_folds"] == 3).all()
     # a share stopped after two of its folds still plans 3 folds per share and seed
     csv = tmp_path / "label_efficiency" / "demo.csv"
     rows[rows["fold"] < 2].to_csv(csv, index=False)
     partial = le.report(tmp_path, json.loads(TINY), "cmd")
-    assert "**Partial: 2 of 36 cells** (4 shares × 3 seeds × 3 folds)" in partial
+    assert "done so far: scratch 2, scratch-long 2, spt-span 2, minirocket 2" in partial
     uneven = rows.assign(n_labelled_subjects=np.where(rows["fold"] == 0, 5, 4))
     uneven.to_csv(csv, index=False)  # folds with 5, 4, 4 labelled subjects: a mean of 4.3
     assert "| 50% | 4.3 |" in le.report(tmp_path, json.loads(TINY), "cmd")
-    rows.to_csv(csv, index=False)
+    # an arm missing from a cell is fitted alone on a rerun; the others are kept
+    rows[rows["config"] != "minirocket"].to_csv(csv, index=False)
     capsys.readouterr()
+    assert le.main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.count("labelled, seed") == 3 and out.count(", minirocket:") == 3
+    assert len(pd.read_csv(csv)) == 15
     assert le.main(argv) == 0  # resumed: nothing refitted
     assert "labelled, seed" not in capsys.readouterr().out
-    assert len(pd.read_csv(tmp_path / "label_efficiency" / "demo.csv")) == 9
+    assert len(pd.read_csv(csv)) == 15
 
 
 def test_a_share_with_one_fold_shows_its_mean_without_a_std():
@@ -99,44 +108,60 @@ def _table(rows):
     return t.assign(fold_diff=np.nan, fold_ci_low=np.nan, fold_ci_high=np.nan, n_folds=5)
 
 
-def test_the_answer_names_the_shares_where_spt_helped_or_did_worse():
+def _curve(means):
+    """A curve frame: (fraction, config, mean) rows."""
+    return pd.DataFrame(means, columns=["fraction", "config", "mean"])
+
+
+def test_the_answer_compares_spt_with_the_better_control_and_with_minirocket():
     table = _table([
-        ("spt-span @ 10%", "scratch @ 10%", 0.2, 0.1, 0.3, 0.001),  # not the control
+        ("spt-span @ 10%", "scratch @ 10%", 0.2, 0.1, 0.3, 0.001),
         ("spt-span @ 10%", "scratch-long @ 10%", 0.05, 0.01, 0.09, 0.01),
-        ("spt-span @ 25%", "scratch-long @ 25%", -0.03, -0.06, -0.005, 0.08),  # Holm: not
-        ("spt-span @ 50%", "scratch-long @ 50%", 0.02, -0.01, 0.05, 0.2),
-        ("spt-span @ 100%", "scratch-long @ 100%", -0.04, -0.07, -0.01, 0.03),
-    ])  # fmt: skip
-    text = le.answer("GPD-1", table, "spt-span")
-    assert "paired over test subjects" in text
-    assert "10%: +0.050 (95 % CI +0.010 to +0.090, Holm p 0.010, 165 test subjects)" in text
-    assert "+0.200" not in text  # against scratch: not the compute-matched answer
-    assert text.endswith(
-        "SPT helped with labels from 10% of the training subjects; it was worse at 100%."
+        ("spt-span @ 10%", "minirocket @ 10%", -0.08, -0.12, -0.04, 0.001),
+        ("spt-span @ 25%", "scratch @ 25%", 0.04, 0.01, 0.07, 0.01),
+        ("spt-span @ 25%", "scratch-long @ 25%", 0.09, 0.05, 0.12, 0.001),
+        ("spt-span @ 25%", "minirocket @ 25%", 0.01, -0.03, 0.05, 0.6),
+    ]).assign(fraction=[0.1, 0.1, 0.1, 0.25, 0.25, 0.25])  # fmt: skip
+    # 10 %: scratch-long is the better control; 25 %: scratch is
+    curve = _curve([(0.1, "scratch", 0.50), (0.1, "scratch-long", 0.60),
+                    (0.25, "scratch", 0.66), (0.25, "scratch-long", 0.61)])  # fmt: skip
+    assert le.better_control(curve, 0.1) == "scratch-long"
+    assert le.better_control(curve, 0.25) == "scratch"
+    assert le.better_control(curve, 0.5) is None
+    text = le.answer("GPD-1", table, curve, "spt-span")
+    assert "10% (scratch-long): +0.050 (95 % CI +0.010 to +0.090, Holm p 0.010, 165 test " \
+        "subjects)" in text  # fmt: skip
+    assert "25% (scratch): +0.040" in text and "+0.200" not in text and "+0.090 (95" not in text
+    assert "SPT beat the better label-only control with labels from 10%, 25% of" in text
+    assert "spt-span minus MiniRocket: 10%: -0.080" in text
+    assert text.endswith("MiniRocket was ahead at 10%.")
+    # the better control decides: SPT not above it at 25 % is no help there
+    worse = table.copy()
+    worse.loc[3, ["subject_diff", "subject_ci_low", "subject_ci_high", "p_holm"]] = \
+        [0.01, -0.02, 0.04, 0.5]  # fmt: skip
+    text = le.answer("GPD-1", worse, curve, "spt-span")
+    assert "with labels from 10% of the training subjects" in text
+    pending = le.answer("NE-1", table.iloc[[0]], curve[curve["config"] == "scratch"], "spt-span")
+    assert "10% (scratch; scratch-long not run yet)" in pending
+
+
+def test_the_answer_says_what_each_arm_cost_in_time_at_each_share():
+    table = _table([("spt-span @ 10%", "scratch-long @ 10%", 0.05, 0.01, 0.09, 0.01)]).assign(
+        fraction=0.1
     )
-    none = le.answer("NE-1", table.iloc[[3]], "spt-span")
-    assert none.endswith("SPT did not demonstrably help at any share of labelled subjects.")
-    assert le.answer("NE-1", table.iloc[[0]], "spt-span") == ""
-
-
-def test_the_answer_says_what_spt_cost_in_time_at_each_share():
-    table = _table([("spt-span @ 10%", "scratch-long @ 10%", 0.05, 0.01, 0.09, 0.01)])
+    curve = _curve([(0.1, "scratch-long", 0.6)])
     res = pd.DataFrame(
         [
             ("spt-span @ 10%", 0.1, 600.0),
             ("spt-span @ 10%", 0.1, 500.0),  # two folds: the mean, 550 s
             ("scratch-long @ 10%", 0.1, 1100.0),
-            ("scratch @ 10%", 0.1, 10.0),  # not the control
-            ("spt-span @ 25%", 0.25, 300.0),
-            ("scratch-long @ 25%", 0.25, 100.0),
-            ("spt-span @ 50%", 0.5, 900.0),  # no control yet: left out
+            ("minirocket @ 10%", 0.1, 20.0),
+            ("spt-span @ 50%", 0.5, 900.0),  # nothing beside it: left out
         ],
         columns=["config", "fraction", "wall_time_s"],
     )
-    text = le.answer("GPD-1", table, "spt-span", res)
+    text = le.answer("GPD-1", table, curve, "spt-span", res)
     assert text.endswith(
-        "SPT helped with labels from 10% of the training subjects. Mean fitting time per "
-        "fold, SPT against scratch-long: 10%: 550 s vs 1100 s (0.5×); 25%: 300 s vs 100 s "
-        "(3.0×)."
+        "Mean fitting time per fold: 10%: spt-span 550 s, scratch-long 1100 s, MiniRocket 20 s."
     )
-    assert le.answer("GPD-1", table, "spt-span").endswith("of the training subjects.")
+    assert le.answer("GPD-1", table, curve, "spt-span").endswith("of the training subjects.")

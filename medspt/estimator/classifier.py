@@ -397,7 +397,8 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         parameters would resolve (its pretraining stage's epochs plus its fine-tuning
         stage's epochs, each raised to ``min_steps``), so that the label-only model gets at
         least SPT's optimizer steps by construction: the compute-matched control
-        ``scratch-long`` of :func:`medspt.evaluate` (which also sets ``patience=None``).
+        ``scratch-long`` of :func:`medspt.evaluate`. Its early stopping is scratch's
+        (``patience``), and an epoch that ends inside its warm-up is never kept.
     no_decay_norms : bool, default=True
         No weight decay on biases, norm weights, positions and the class token.
     encoder_lr_scale : float, default=0.5
@@ -1003,6 +1004,8 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             grad_clip=self.grad_clip,
             patience=self.patience,
             keep_best=len(self.validation_subjects_) >= int(self.min_val_subjects),
+            # the compute-matched control never keeps a checkpoint from inside warm-up
+            keep_after_warmup=bool(self.steps_like_spt and not self._pretrains()),
             device=str(resolve_device(self.device)),
             seed=seed,
             verbose=bool(self.verbose),

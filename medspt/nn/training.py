@@ -49,6 +49,10 @@ class TrainConfig:
     # False: validation is only scored (every epoch runs, the final weights are kept), for
     # validation sets too small to pick an epoch on
     keep_best: bool = True
+    # True: an epoch that ends inside warm-up is never kept and never counts towards
+    # patience (the compute-matched control, whose longer schedule warms up for longer,
+    # must not keep an under-trained checkpoint that scratch could not reach; issue 59)
+    keep_after_warmup: bool = False
     device: str = "cpu"
     seed: int = 0
     verbose: bool = True
@@ -108,8 +112,13 @@ def _has_padding(model: SPTTransformer, X: torch.Tensor, chunk: int = 4096) -> b
     return any(bool(model.token_padding(X[i : i + chunk]).any()) for i in range(0, len(X), chunk))
 
 
+def warmup_steps(total_steps: int, warmup: float) -> int:
+    """Optimizer steps of the linear warm-up: ``warmup`` of ``total_steps``, at least 1."""
+    return max(1, int(round(warmup * total_steps)))
+
+
 def _warmup_cosine(total_steps: int, warmup: float) -> Callable[[int], float]:
-    n_warm = max(1, int(round(warmup * total_steps)))
+    n_warm = warmup_steps(total_steps, warmup)
 
     def factor(step: int) -> float:
         if step < n_warm:
@@ -183,8 +192,9 @@ def _fit_loop(
     total = max(1, cfg.epochs * steps_per_epoch)
     opt = torch.optim.AdamW(_param_groups(model, params, cfg), lr=cfg.lr)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, _warmup_cosine(total, cfg.warmup))
+    n_warm = warmup_steps(total, cfg.warmup) if cfg.keep_after_warmup else 0
     history: list[dict] = []
-    best, best_epoch, best_state, stale = None, 0, None, 0
+    best, best_epoch, best_state, stale, done = None, 0, None, 0, 0
     bar = tqdm(range(1, cfg.epochs + 1), desc=desc, disable=not cfg.verbose, leave=False)
     for epoch in bar:
         model.train()
@@ -204,6 +214,7 @@ def _fit_loop(
             total_loss += loss.detach().to(acc) * len(idx)
             seen += len(idx)
             steps += 1
+        done += steps
         train_loss = float(total_loss) / max(seen, 1)  # waits for the epoch's last step
         dt = time.perf_counter() - t0
         row = {
@@ -220,6 +231,8 @@ def _fit_loop(
                 row.update(eval_fn())
         history.append(row)
         bar.set_postfix({k: f"{v:.3g}" for k, v in row.items() if k.endswith("loss")})
+        if done < n_warm:  # still warming up: scored, never kept (keep_after_warmup)
+            continue
         score = _score(row, monitor)
         if best is None or score < best:
             best, best_epoch, stale = score, epoch, 0
