@@ -36,16 +36,20 @@ def report(done: pd.DataFrame, machine_info: dict, defaults: str | None = None) 
         "# medspt's defaults against MiniRocket on public UCR/UEA sets",
         "",
         "Written by `benchmarks/public_sets.py` from `public_sets.csv` (all runs; the table "
-        "below is rewritten after every set). The sets are the ones bundled with aeon 1.6; "
-        "nobody tuned medspt on them. Each case is one recording of its own length, fitted "
+        "below is rewritten after every set). The sets are the ones bundled with aeon 1.6, "
+        "and they were used to choose medspt's defaults, so they are development data: "
+        "selection rounds scored the univariate sets' `inner` rows, and the `test` rows of "
+        'all eight sets were scored under several defaults (`docs/concepts.md`, "How the '
+        'defaults were chosen"). Each case is one recording of its own length, fitted '
         "with `medspt.fit_spt(df, window=None, **params)`; accuracy is per case. MiniRocket "
         "is `medspt.baselines.MiniRocket(random_state=0)` (aeon's `MiniRocketClassifier` with "
         "medspt's input rules; unequal-length cases held at their last value; rows written "
         "before it used aeon's classifier on the archive's equal-length version). `inner` "
         "rows: fitted on 75 % of the train split, "
-        "scored on the other 25 % (stratified, seed 0), the numbers to choose defaults on. "
-        "`test` rows: the archive's train/test split, for reporting only. Multivariate sets "
-        "are for checking only, never for choosing defaults.",
+        "scored on the other 25 % (stratified, seed 0), the numbers selection rounds choose "
+        "on. `test` rows: the archive's train/test split; no round scores them, but they "
+        "were read after each choice. Multivariate sets are in no round's score; their "
+        "`test` rows prompted rounds 3 and 6.",
         "",
         f"Last written {dt.datetime.now().isoformat(timespec='seconds')}; "
         f"{machine_info['cpu']}, {machine_info['cores']} logical cores. "

@@ -48,7 +48,8 @@ SPLIT_SEED = 0  # the inner split is a fixed partition of each train split
 INNER_SIZE = 0.25
 
 # The classification sets aeon 1.6 bundles (aeon/datasets/data); "multivariate" ones are
-# kept for checking only and never used to choose defaults.
+# in no selection round's score, but their test splits prompted rounds 3 and 6, so they
+# are development data like the univariate ones.
 UNIVARIATE = (
     "GunPoint",
     "ArrowHead",

@@ -1,4 +1,10 @@
-"""medspt's defaults against aeon's MiniRocket on public UCR/UEA sets nobody tuned on.
+"""medspt's defaults against aeon's MiniRocket on public UCR/UEA sets.
+
+These sets were used to choose the defaults: selection rounds 2-7 scored the six
+univariate sets' inner splits (held out of their train parts), and the test splits of all
+eight sets were scored under several defaults before the default was frozen (each under
+four, GunPoint's under five). They are development data, not an untouched check
+(``docs/concepts.md``, "How the defaults were chosen").
 
 The sets are the small ones bundled with aeon 1.6, exported once to ``.npz`` files by
 ``benchmarks/export_public_sets.py`` (it also writes MiniRocket's accuracies, through
@@ -12,13 +18,14 @@ prediction per case (the test frame has no label column).
 
 Two modes:
 
-- default: fit on the archive's train split, score on its test split (report only; never
-  choose settings on these numbers);
+- default: fit on the archive's train split, score on its test split (no selection
+  round scores these numbers, but they were read after each choice and prompted later
+  rounds);
 - ``--inner``: hold out 25 % of the *train* cases (stratified, seed 0,
   ``export_public_sets.inner_split``), fit on the rest and score on the held-out ones;
-  MiniRocket's inner score comes from the same split. Use this mode to choose defaults.
-  The multivariate sets (BasicMotions, JapaneseVowels) are for checking only, in either
-  mode: never choose defaults on them.
+  MiniRocket's inner score comes from the same split. Selection rounds score this mode.
+  The multivariate sets (BasicMotions, JapaneseVowels) are in no round's score, but
+  their test splits prompted rounds 3 and 6: they are development data too.
 
 Rows accumulate in a CSV beside ``--out`` (default ``benchmarks/results/public_sets.md``),
 appended and never overwritten. A (set, mode, seed, params) run is skipped unless

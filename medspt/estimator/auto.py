@@ -5,7 +5,9 @@ training windows and 30 need different batch sizes. These rules turn the shape o
 training data into those settings; :class:`medspt.SPTClassifier` records what they chose in
 ``auto_params_``. The rules keep the values the defaults were selected with on the real
 protocols (patch 8 and batch 64 for GPD-1's and NE-1's windows of 200-240 steps and
-thousands of windows) and were checked on small public sets (``benchmarks/public_sets.py``).
+thousands of windows) and were tried on the small public sets of
+``benchmarks/public_sets.py``, which the selection rounds then used to choose defaults:
+development data, not an independent check.
 ``n_estimators="auto"`` (round 7 of ``benchmarks/select_model.py``) averages five seeds on
 small sets only, where a fit is cheap and one seed's luck moves the score most.
 """
