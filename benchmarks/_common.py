@@ -364,3 +364,30 @@ def resolved_hash(n_windows: int) -> str:
     if SPTClassifier().n_estimators != "auto":
         return params_hash()
     return params_hash({"n_estimators": n_estimators_for(n_windows)})
+
+
+def probe_line(protocol: str, probe: str = "window-levels") -> str:
+    """One sentence: what the confound probe ``probe`` (``benchmarks/probes.py``, stored
+    in ``results/probes.csv``) scores on ``protocol``'s folds, to read every result of the
+    protocol beside; "" when it has not run."""
+    import pandas as pd
+
+    path = RESULTS / "probes.csv"
+    if not path.exists():
+        return ""
+    rows = pd.read_csv(path)
+    rows = rows[(rows["protocol"] == protocol) & (rows["probe"] == probe)]
+    if rows.empty:
+        return f"Confound probe `{probe}`: not run yet (`python benchmarks/probes.py`)."
+    r = rows.iloc[0]
+    what = {
+        "window-levels": "only each window's per-channel mean and log standard deviation (the "
+        "features `window_stats=True` hands the classifier)",
+        "channel-means": "only each window's per-channel means",
+        "position": "only the window's position in its recording",
+    }.get(probe, probe)
+    return (
+        f"Confound probe `{probe}` on the same folds: a linear classifier that sees {what} "
+        f"scores {r['balanced_accuracy']:.3f} balanced accuracy (chance {r['chance']:.3f}; "
+        "`probes.md`). Read the scores here beside it."
+    )

@@ -318,10 +318,95 @@ def _answer(name: str, study, res, metric: str) -> str:
     return f"- **{name}**{state}: {text}"
 
 
+CONTROL_ARMS = ("scratch", "scratch-long")
+DEPTH_CONTRAST = (8, 1)  # declared in issue 59: SPT's gain at depth 8 minus at depth 1
+
+
+def _better_control(res, depth, metric: str) -> str | None:
+    """The label-only control (scratch or scratch-long) with the higher mean ``metric``
+    over its fits at ``depth``."""
+    from medspt.evaluation.results import config_rows
+
+    means = {c: config_rows(res, c, depth)[metric].mean() for c in CONTROL_ARMS}
+    means = {c: m for c, m in means.items() if pd.notna(m)}
+    return max(sorted(means), key=means.get) if means else None
+
+
+def depth_contrasts(name: str, res, metric: str) -> pd.DataFrame:
+    """The declared depth contrast of one protocol's default grid: for every masking,
+    SPT's gain over the better label-only control at depth 8 minus its gain at depth 1,
+    per subject (seeds averaged within subjects;
+    :func:`medspt.evaluation.statistics.compare_gains`). One row per masking; Holm is set
+    over both protocols by the caller."""
+    from medspt.evaluation.results import config_predictions
+    from medspt.evaluation.statistics import compare_gains
+
+    hi, lo = DEPTH_CONTRAST
+    rows = []
+    controls = {d: _better_control(res, d, metric) for d in (hi, lo)}
+    if None in controls.values():
+        return pd.DataFrame()
+    for config in sorted(c for c in res["config"].unique() if c.startswith("spt-")):
+        frames = [config_predictions(res, c, d) for c, d in
+                  ((config, hi), (controls[hi], hi), (config, lo), (controls[lo], lo))]  # fmt: skip
+        if any(f is None for f in frames):
+            continue
+        out = compare_gains(*frames, metric=metric)
+        rows.append({"protocol": name, "masking": config.removeprefix("spt-"),
+                     "control_hi": controls[hi], "control_lo": controls[lo], **out})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def depth_contrast_lines(tables: list[pd.DataFrame]) -> list[str]:
+    """The depth contrasts of both protocols (:func:`depth_contrasts`), Holm over all of
+    them, as Markdown: one sentence that follows the table, then the table."""
+    from medspt.evaluation.markdown_tables import format_interval, format_p, format_signed
+    from medspt.evaluation.statistics import holm
+
+    tables = [t for t in tables if len(t)]
+    if not tables:
+        return []
+    table = pd.concat(tables, ignore_index=True)
+    hi, lo = DEPTH_CONTRAST
+    table = table.assign(p_holm=holm(table["p_value"].to_numpy(dtype=float)))
+    grew = table[(table["ci_low"] > 0) & (table["p_holm"] < 0.05)]
+    shrank = table[(table["ci_high"] < 0) & (table["p_holm"] < 0.05)]
+    verdict = (
+        "The gain grew with depth for " + ", ".join(grew["protocol"] + " " + grew["masking"])
+        if len(grew)
+        else f"For no protocol and masking was SPT's gain shown to grow from depth {lo} to "
+        f"depth {hi}"
+    )
+    if len(shrank):
+        verdict += "; it shrank for " + ", ".join(shrank["protocol"] + " " + shrank["masking"])
+    lines = [
+        "## Does the gain grow with depth? (declared contrast)",
+        "",
+        f"Declared in issue 59, after the grid had been read: for each masking, SPT's gain "
+        f"over the better label-only control at depth {hi} minus its gain at depth {lo}, "
+        "per subject (seeds averaged within subjects; sign-flip test and subject bootstrap "
+        f"interval; Holm over the {len(table)} contrasts of both protocols). "
+        f"{verdict}.",
+        "",
+        f"| protocol | masking | control (depth {lo} / {hi}) | gain at depth {lo} | gain at "
+        f"depth {hi} | difference [95 % CI] | p | p (Holm) | subjects |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in table.itertuples():
+        lines.append(
+            f"| {r.protocol} | {r.masking} | {r.control_lo} / {r.control_hi} | "
+            f"{format_signed(r.gain_ref)} | {format_signed(r.gain)} | "
+            f"{format_signed(r.diff)} {format_interval(r.ci_low, r.ci_high)} | "
+            f"{format_p(r.p_value)} | {format_p(r.p_holm)} | {r.n_subjects} |"
+        )
+    return [*lines, ""]
+
+
 def _protocol_report(
     name: str, studies: list, metric: str
-) -> tuple[list[str], list[str], list[str]]:
-    """The sections of one protocol, its summary lines and the default model's answer."""
+) -> tuple[list[str], list[str], list[str], pd.DataFrame]:
+    """The sections of one protocol, its summary lines, the default model's answer and its
+    depth contrasts (:func:`depth_contrasts`)."""
     from medspt.study import results_frame
 
     baselines = _read_baselines(name)
@@ -331,6 +416,8 @@ def _protocol_report(
     earlier = groups["earlier"]
     lines, summary = [f"## {name}", ""], []
     answers = [_answer(name, s, results[s.study_name], metric) for s in groups["default"][:1]]
+    defaults = groups["default"][:1]
+    contrasts = [depth_contrasts(name, results[s.study_name], metric) for s in defaults]
     for key, title in (("default", "the default model"), ("recipe", "the paper recipe")):
         if not groups[key]:
             continue
@@ -364,7 +451,8 @@ def _protocol_report(
             lines.append(f"| {config} | {fmt_series_pm(g[metric])} | {len(g)} |")
         lines += [""]
     lines += _probe_lines(name)
-    return lines, summary, [a for a in answers if a]
+    contrast = pd.concat(contrasts, ignore_index=True) if contrasts else pd.DataFrame()
+    return lines, summary, [a for a in answers if a], contrast
 
 
 def _summary_lines(

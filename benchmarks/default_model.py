@@ -55,7 +55,14 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from _common import RESULTS, git_revision, machine, resolved_hash, resolved_params_json
+from _common import (
+    RESULTS,
+    git_revision,
+    machine,
+    probe_line,
+    resolved_hash,
+    resolved_params_json,
+)
 
 from medspt.estimator.auto import SMALL_SET
 from medspt.estimator.metrics import read_predictions
@@ -327,8 +334,10 @@ def section(protocol: str, defaults: str | None = None) -> list[str]:
         + in_progress(protocol, defaults),
         "",
         *target_lines(res, protocol, spt),
+        *headline_without_window_stats(protocol, res, spt, depth, defaults),
         *control_lines(res, spt),
         "",
+        *([probe_line(protocol), ""] if probe_line(protocol) else []),
         fold_table(res, protocol, spt),
         "",
         "Declared comparisons (seeds averaged within folds and subjects; subject-level "
@@ -342,6 +351,29 @@ def section(protocol: str, defaults: str | None = None) -> list[str]:
         + previous_lines(protocol, res, spt, depth)
         + ablation_lines(protocol, res, spt, depth, defaults)
     )
+
+
+def headline_without_window_stats(
+    protocol: str, res, spt: str, depth: float, defaults: str | None = None
+) -> list[str]:
+    """The headline with ``window_stats=False``: round 5's default (``ABLATION_BASE``),
+    whose recorded settings differ from today's in window statistics alone, on the same
+    folds and seeds; [] when its runs are missing or differ in more."""
+    if defaults not in (None, params_hash()) or base_differences(protocol) != {
+        "window_stats": (False, True)
+    }:
+        return []
+    base = _at_depth(load(protocol, ABLATION_BASE), depth)
+    both, seeds = _beside(res, base, spt, f"{spt} - {BASE_LEVER}")
+    mean = both.groupby("config")["balanced_accuracy"].mean()
+    name = f"{spt} - {BASE_LEVER}"
+    if name not in mean.index:
+        return []
+    return [
+        f"- the same headline with `window_stats=False` (round 5's runs, seeds {seeds}, same "
+        f"folds): balanced accuracy {mean[name]:.3f}, against {mean[spt]:.3f} with window "
+        "statistics"
+    ]
 
 
 PREVIOUS = "P"  # the patch default the model issue started from (default_model_P/)

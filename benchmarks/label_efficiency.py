@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from _baselines_folds import load_windows
-from _common import RESULTS, git_revision, params_hash, parser, write_report
+from _common import RESULTS, git_revision, params_hash, parser, probe_line, write_report
 
 FRACTIONS = (0.1, 0.25, 0.5, 1.0)
 CONTROLS = ("scratch", "scratch-long")
@@ -297,6 +297,7 @@ def section(name: str, res, spt: str, table: pd.DataFrame, n_family: int) -> lis
         ),  # fmt: skip
         answer(name, table, curve, spt, res),
         "",
+        *([probe_line(name), ""] if probe_line(name) else []),
         f"Balanced accuracy on the test subjects, mean ± std over {res['fold'].nunique()} "
         f"folds (seeds {seeds} averaged within each fold). Declared comparisons (seeds "
         "averaged within subjects; subject-level sign-flip test and bootstrap interval; "

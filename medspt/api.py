@@ -33,6 +33,7 @@ from medspt.evaluation.markdown_tables import (
     markdown_comparisons,
     markdown_table,
 )
+from medspt.evaluation.probes import probe_table
 from medspt.evaluation.results import Results
 from medspt.evaluation.selection import (
     SELECTION_RULE,
@@ -470,6 +471,7 @@ def evaluate(
     unlabelled=None,
     refit: bool = False,
     metric: str = "balanced_accuracy",
+    probes: bool = True,
     verbose: bool = True,
     **params,
 ) -> Results:
@@ -511,6 +513,12 @@ def evaluate(
         ``evaluation_`` (:func:`refit_best`).
     metric : str, default="balanced_accuracy"
         The metric recorded with the refitted model.
+    probes : bool, default=True
+        Also run the confound probes on the same folds (a few seconds): models that see
+        only a window's position in its recording, its channel means, or its channel
+        means and log standard deviations (the window statistics the model's head
+        receives). Kept as ``results.probes``
+        (:func:`medspt.evaluation.probes.probe_table`) and shown by :func:`summarize`.
     **params
         Further :class:`~medspt.SPTClassifier` parameters shared by all configurations
         (an unknown keyword is an :class:`~medspt.InputError`; the seeds are ``seeds``,
@@ -528,7 +536,8 @@ def evaluate(
         n_unlabelled (unlabelled windows pretrained on beside the fold's own), wall time
         and training windows per second. ``results.predictions`` holds the
         out-of-fold predictions of every window, fit and seed (see :class:`Results`);
-        :func:`summarize` uses them to test over subjects.
+        :func:`summarize` uses them to test over subjects. ``results.probes``: the
+        confound probes (None with ``probes=False``).
     """
     check_params(params, evaluate, grid=True)
     baselines = check_baselines(baselines)
@@ -547,6 +556,8 @@ def evaluate(
         for k, c, seed in tqdm(jobs, desc="evaluate", disable=not verbose)
     ]
     results = _collect(fits, ws)
+    # the shortcuts' scores on the very folds the models were scored on
+    results.probes = probe_table(ws, folds) if probes else None
     if refit:
         custom = {c["config"]: c["masking"] for c in configs if callable(c["masking"])}
         best = refit_best(
@@ -654,5 +665,5 @@ def _collect(fits: list[tuple[dict, pd.DataFrame]], ws: WindowSet) -> Results:
     results = Results([row for row, _ in fits])
     results.predictions = pd.concat([pred for _, pred in fits], ignore_index=True)
     results.classes = np.asarray(ws.classes)
-    results.best_estimator_ = results.chosen_ = None
+    results.best_estimator_ = results.chosen_ = results.probes = None
     return results

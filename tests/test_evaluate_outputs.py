@@ -220,5 +220,12 @@ def test_cli_evaluate_writes_tables_figures_and_the_refitted_model(tmp_path, cap
     for png in ("confusion/scratch_depth1.png", "subjects/spt-span_depth1.png",
                 "gain_vs_depth.png", "model.history.png"):  # fmt: skip
         assert (out / png).read_bytes()[:4] == b"\x89PNG"
+    # the gain figure draws SPT against the control the answer names, with its numbers
+    drawn = pd.read_csv(out / "gain_vs_depth.csv")
+    assert drawn[["config", "versus"]].values.tolist() == [["spt-span", "scratch"]]
+    # the probes evaluate ran on the same folds, in probes.md, printed and in the table
+    probes = (out / "probes.md").read_text()
+    assert "| window-levels |" in probes and "| window-levels |" in printed
+    assert "*probe: window-levels*" in summary
     model = medspt.load(out / "model.safetensors")
     assert model.evaluation_["source"] == "evaluate" and model.frame_spec_ is not None

@@ -155,12 +155,12 @@ def test_report_tests_over_subjects_and_compares_the_nested_choice(tmp_path, mon
     assert any(
         "default model: spt-block (depth 1) | default model: scratch |" in r for r in summary
     )
-    # the answer paragraph: the default model's SPT against its compute-matched control
+    # the answer paragraph: the default model's SPT against the better label-only control
     from medspt.evaluation.comparisons import spt_answer
 
     (answer,) = answers
     assert answer == "- **X**: " + spt_answer(results_frame(studies[1])).strip()
-    assert "compute-matched label-only control (scratch-long)" in answer
+    assert "the better of scratch and the compute-matched scratch-long" in answer
     assert "block masking" in answer and "partial" not in answer
     done = results_frame(studies[1])
     part = ptr._answer("X", studies[1], done[done.seed == 0], "balanced_accuracy")
@@ -254,3 +254,49 @@ def test_progress_counts_a_baseline_cell_whose_rows_carry_no_depth():
     assert partial.startswith("**Partial: 4 of 5 cells complete**; missing 1 cells of seed 0")
     assert "next: depth1-minirocket-seed0" in partial
     assert ptr._progress(study_with(rows[1:])).startswith("**Partial: 4 of 5")
+
+
+def _oof(config, depth, correct_share, n_subjects=12, seeds=(0, 1), per=10):
+    """Out-of-fold predictions of one configuration: each subject's windows right with
+    probability ``correct_share`` (deterministic per subject), two classes."""
+    rows = []
+    for seed in seeds:
+        for s in range(n_subjects):
+            for w in range(per):
+                y = w % 2
+                right = (w + s) % 10 < round(correct_share * 10)
+                rows.append(dict(config=config, depth=depth, seed=seed, fold=s % 3, window=w,
+                                 subject=f"S{s}", label_code=y,
+                                 predicted_code=y if right else 1 - y))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_depth_contrast_compares_gains_over_the_better_control():
+    from _paper_table_report import depth_contrast_lines, depth_contrasts
+
+    from medspt.api import Results
+
+    shares = {  # (config, depth): share of windows right
+        ("scratch", 1): 0.6, ("scratch-long", 1): 0.5, ("spt-span", 1): 0.7,
+        ("scratch", 8): 0.5, ("scratch-long", 8): 0.6, ("spt-span", 8): 0.9,
+    }  # fmt: skip
+    preds = pd.concat([_oof(c, d, v) for (c, d), v in shares.items()], ignore_index=True)
+    rows = [dict(config=c, depth=d, seed=s, fold=k, balanced_accuracy=v)
+            for (c, d), v in shares.items() for s in (0, 1) for k in range(3)]  # fmt: skip
+    res = Results(rows)
+    res.predictions = preds
+    table = depth_contrasts("GPD-1", res, "balanced_accuracy")
+    r = table.iloc[0]
+    assert (r.control_lo, r.control_hi) == ("scratch", "scratch-long")  # the better one
+    assert r.gain_ref == pytest.approx(0.1) and r.gain == pytest.approx(0.3)
+    assert r["diff"] == pytest.approx(0.2) and r.ci_low > 0 and r.n_subjects == 12
+    lines = "\n".join(depth_contrast_lines([table]))
+    assert "The gain grew with depth for GPD-1 span." in lines
+    assert "| GPD-1 | span | scratch / scratch-long | +0.100 | +0.300 | +0.200" in lines
+    same = {**shares, ("spt-span", 8): 0.7}  # the same gain at both depths
+    res.predictions = pd.concat([_oof(c, d, v) for (c, d), v in same.items()], ignore_index=True)
+    text = "\n".join(depth_contrast_lines([depth_contrasts("NE-1", res, "balanced_accuracy")]))
+    assert (
+        "For no protocol and masking was SPT's gain shown to grow from depth 1 to depth 8" in text
+    )
+    assert "| NE-1 | span | scratch / scratch-long | +0.100 | +0.100 | +0.000" in text

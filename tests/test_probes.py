@@ -1,4 +1,5 @@
-"""Confound probes: position and channel means, on constructed windows and real data."""
+"""Confound probes: position, channel means and window levels, on constructed windows and
+real data."""
 
 import numpy as np
 import pandas as pd
@@ -8,7 +9,16 @@ from sklearn.model_selection import GroupKFold
 
 from medspt.core.errors import InputError
 from medspt.data.windowset import WindowSet, from_arrays
-from medspt.evaluation.probes import LEAK_MARGIN, confound_probes, probe_summary, probe_warnings
+from medspt.evaluation.probes import (
+    LEAK_MARGIN,
+    PROBES,
+    confound_probes,
+    probe_markdown,
+    probe_summary,
+    probe_table,
+    probe_table_markdown,
+    probe_warnings,
+)
 
 BASE_COLUMNS = [
     "config",
@@ -117,6 +127,33 @@ def test_channel_means_probe_finds_a_level_that_encodes_the_label():
     assert s0.loc["channel-means", "balanced_accuracy"] < 0.5 + LEAK_MARGIN
 
 
+def test_window_levels_probe_finds_a_spread_that_encodes_the_label():
+    ws = windows("subject", n_classes=2, offset=0.0)
+    ws.X[:, 0] *= np.where(ws.y == 1, 3.0, 1.0)[:, None]  # class 1 spreads three times wider
+    s = summary_of(ws, probes=PROBES)
+    assert s.loc["channel-means", "balanced_accuracy"] < 0.5 + LEAK_MARGIN  # levels equal
+    assert s.loc["window-levels", "balanced_accuracy"] > 0.9 and s.loc["window-levels", "leak"]
+    warns = probe_warnings(s.reset_index())
+    assert len(warns) == 1 and "window statistics the model's head receives" in warns[0]
+
+
+def test_probe_table_says_why_a_probe_did_not_run():
+    ws = windows("subject", n_classes=2, offset=1.5)
+    ws.meta = ws.meta.assign(start=0).drop(columns="start_time")  # no start positions
+    table = probe_table(ws, folds_of(ws))
+    assert table["probe"].tolist() == list(PROBES)
+    reasons = table.set_index("probe")["not_run"]
+    assert "every window starts at the same position" in reasons["position"]
+    assert reasons["channel-means"] == reasons["window-levels"] == ""
+    assert np.isnan(table.set_index("probe").loc["position", "balanced_accuracy"])
+    text = probe_table_markdown(table)
+    assert "- position: not run (every window starts" in text
+    assert "| channel-means |" in text and "| window-levels |" in text
+    assert "**Warning:**" in text  # the level of channel 0 gives the class away
+    # the report section of the windows is this table's
+    assert probe_markdown(ws, folds_of(ws)) == text
+
+
 def test_probes_never_see_the_test_labels():
     """The test subjects carry the opposite label at every position: a probe fitted on the
     training windows only gets almost every test window wrong; one that saw them would not."""
@@ -134,8 +171,10 @@ def test_predictions_frame_layout():
     pred = confound_probes(ws, folds)
     proba_cols = [f"proba_{c}" for c in ws.classes]
     assert list(pred.columns) == BASE_COLUMNS + proba_cols
-    assert len(pred) == 2 * len(ws)  # one row per test window per probe
-    assert pred["config"].unique().tolist() == ["probe-position", "probe-channel-means"]
+    assert len(pred) == 3 * len(ws)  # one row per test window per probe
+    assert pred["config"].unique().tolist() == [
+        "probe-position", "probe-channel-means", "probe-window-levels"
+    ]  # fmt: skip
     assert pred["depth"].isna().all() and (pred["seed"] == 0).all()
     for _, g in pred.groupby("config"):
         # every window tested exactly once per probe, in the fold that tests it
@@ -266,7 +305,7 @@ def test_real_protocols(name, folder):
 
     p = protocol(name, real_dataset(folder))
     pred = confound_probes(p.windows, p.folds)
-    assert len(pred) == 2 * len(p.windows)
+    assert len(pred) == 3 * len(p.windows)
     s = probe_summary(pred, p.windows.classes).set_index("probe")
     warns = probe_warnings(s.reset_index())
     if name == "NE-1":

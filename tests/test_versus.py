@@ -16,7 +16,7 @@ from medspt.evaluation.choice import NESTED, chosen_rows
 from medspt.evaluation.plots import figure_accuracy_vs_depth
 from medspt.evaluation.results import config_predictions
 from medspt.evaluation.statistics import compare_subjects
-from medspt.evaluation.versus import _prefer, versus_baseline, versus_markdown
+from medspt.evaluation.versus import preference, versus_baseline, versus_markdown
 
 matplotlib.use("Agg")
 
@@ -104,17 +104,26 @@ def test_versus_answer_follows_its_interval(results):
     v = versus_baseline(results)
     assert v["baseline"] == "minirocket" and v["unit"] == "subjects" and v["n"] == 12
     assert v["ci_low"] <= v["diff"] <= v["ci_high"]
-    assert v["mean"] - v["baseline_mean"] == pytest.approx(v["diff"])  # pooled, like diff
-    assert v["prefer"] == _prefer(v["ci_low"], v["ci_high"])
+    assert v["pooled"] - v["baseline_pooled"] == pytest.approx(v["diff"])  # pooled, like diff
+    # the scores are the summary table's, so the sentence and the table show one number
+    table = summarize(results).set_index("config")
+    assert v["mean"] == pytest.approx(table.loc[NESTED, "mean"])
+    assert v["baseline_mean"] == pytest.approx(table.loc["minirocket", "mean"])
+    assert f"against {v['baseline_mean']:.3f} for MiniRocket" in v["sentence"]
+    # Holm's p of the comparisons table's own row
+    row = comparison_table(results).query("versus == 'minirocket'").iloc[0]
+    assert v["p_holm"] == pytest.approx(row["p_holm"]) and v["n_comparisons"] > 1
+    assert v["prefer"] == preference(v["ci_low"], v["ci_high"], v["p_holm"])
     words = {"medspt": "Prefer medspt", "baseline": "Prefer MiniRocket", "either": "No clear"}
     assert v["sentence"].startswith(words[v["prefer"]])
-    assert f"{v['diff']:+.3f}" in v["sentence"] and "12 subjects paired" in v["sentence"]
-    assert (_prefer(0.01, 0.2), _prefer(-0.2, -0.01), _prefer(-0.1, 0.1)) == (
-        "medspt",
-        "baseline",
-        "either",
-    )
-    assert _prefer(np.nan, np.nan) == "either"
+    assert "12 subjects" in v["sentence"] and "Holm p" in v["sentence"]
+    assert (
+        preference(0.01, 0.2, 0.01),
+        preference(-0.2, -0.01, 0.01),
+        preference(-0.1, 0.1, 0.01),
+        preference(0.01, 0.2, 0.2),  # an interval off zero, but p says nothing
+    ) == ("medspt", "baseline", "either", "either")
+    assert preference(np.nan, np.nan, np.nan) == "either"
     text = versus_markdown(results)
     assert text.startswith("## medspt or MiniRocket?") and v["sentence"] in text
 

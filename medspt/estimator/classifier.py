@@ -40,6 +40,7 @@ from medspt.estimator.metrics import (
     classification_metrics,
     confusion_frame,
     predictions_frame,
+    recording_level,
     subject_table,
 )
 from medspt.estimator.model_file import (
@@ -279,9 +280,11 @@ class TrainingData:
 class SPTClassifier(ClassifierMixin, BaseEstimator):
     """Transformer classifier with optional self-pretraining on its own training data.
 
-    The defaults were chosen by inner validation on training subjects and cases only
-    (``benchmarks/results/select_defaults.md`` and ``select_model.md``; the rules are in
-    ``docs/concepts.md``): convolutional tokens with learned relative positions and a
+    The defaults came out of seven selection rounds scored on inner validation splits of
+    training subjects and cases (``benchmarks/results/select_defaults.md`` and
+    ``select_model.md``); some rounds were designed after test-fold reports had been read,
+    as ``docs/concepts.md`` tells, and the default is frozen
+    (:mod:`medspt.estimator.defaults`): convolutional tokens with learned relative positions and a
     budget of at least 1,500 optimizer steps per stage (round 4), whole-token masks at
     0.4, per-window instance normalization, label smoothing and no augmentation (rounds
     1-3). Token stride and batch size follow the data (``"auto"``, :mod:`medspt.estimator.auto`).
@@ -432,8 +435,10 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         (of its observed values), added to the pooled token states through a linear layer
         of the head. Instance normalization takes levels and spreads from the tokens; this
         hands them back to the classification (not to pretraining, which they would leak).
-        The default since round 6 of the model choice (inner validation,
-        ``benchmarks/results/select_model.md``); False when only shapes may count.
+        The default since round 6 of the model choice (inner validation, a round designed
+        after NE-1's test folds showed the previous default behind MiniRocket;
+        ``benchmarks/results/select_model.md``); False when only shapes may count, and
+        read every result next to the window-levels probe, which sees these features alone.
     device : str, default="auto"
         "auto", "cpu", "cuda" or "cuda:1".
     amp : bool, default=False
@@ -1264,6 +1269,8 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             return FramePredictions(windows=win, recordings=rec)
         # frame_windows coded the labels in the model's classes; recode by name to be safe
         report = _frame_report(win, rec, proba, _codes(ws.labels, classes), classes)
+        # a recording whose label changes inside it has no recording-level score
+        rec, report["scores"], _ = recording_level(win, rec, report["scores"])
         return FramePredictions(windows=win, recordings=rec, **report)
 
     def score(self, X, y=None, sample_weight=None) -> float:

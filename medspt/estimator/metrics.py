@@ -14,16 +14,22 @@ from sklearn.metrics import (
 )
 
 __all__ = [
+    "RECORDING_LEVEL_NA",
     "chance_levels",
     "chance_table",
+    "changing_recordings",
     "class_report",
     "classification_metrics",
     "confusion_frame",
     "predictions_frame",
     "read_predictions",
+    "recording_level",
     "subject_predictions",
     "subject_table",
 ]
+
+# what stands in for the recording level when a recording has no single label
+RECORDING_LEVEL_NA = "n/a: labels change inside recordings"
 
 
 def subject_predictions(proba: np.ndarray, groups: np.ndarray, y: np.ndarray) -> pd.DataFrame:
@@ -275,3 +281,62 @@ def class_report(predictions: pd.DataFrame, classes) -> pd.DataFrame:
                  "recall": float(r[k]), "f1": float(f[k]), "support": int(s[k])}
             )  # fmt: skip
     return pd.DataFrame(rows, columns=[*keys, "class", "precision", "recall", "f1", "support"])
+
+
+# ---------------------------------------------------------------- recording level
+
+
+def changing_recordings(
+    windows: pd.DataFrame, keys: tuple[str, ...] = ("subject", "recording"), label: str = "label"
+) -> pd.DataFrame:
+    """The recordings whose windows carry more than one label (stress phases, activities):
+    their ``keys`` and ``n_labels``; empty when every recording keeps one label or the
+    windows have no ``label`` column."""
+    keys = [k for k in keys if k in windows.columns]
+    if label not in windows.columns or not keys:
+        return pd.DataFrame(columns=[*keys, "n_labels"])
+    n = windows.groupby(keys, sort=False, dropna=False)[label].nunique().rename("n_labels")
+    return n[n > 1].reset_index()
+
+
+def recording_level(
+    windows: pd.DataFrame, recordings: pd.DataFrame, scores: pd.DataFrame | None
+) -> tuple[pd.DataFrame, pd.DataFrame | None, str]:
+    """The recordings table and level scores of frame predictions, without a recording
+    level that does not exist.
+
+    A recording's label is its windows' majority label; when the label changes inside a
+    recording, that majority is no truth to score against (a recording of two phases is
+    "right" or "wrong" by whichever phase is longer, hence 1.000 or 0.000). So when any
+    recording's label changes inside it, the recording level is left out everywhere: the
+    ``recording`` row of ``scores`` and the ``label`` column of ``recordings`` (replaced by
+    ``n_labels``, the number of labels inside each recording).
+
+    Parameters
+    ----------
+    windows, recordings, scores : DataFrame
+        ``FramePredictions.windows``, ``.recordings`` and ``.scores`` (None without
+        labels).
+
+    Returns
+    -------
+    recordings, scores, note
+        The tables to show, and ``note``: empty when the recording level stands, else
+        :data:`RECORDING_LEVEL_NA` with how many recordings change label.
+    """
+    changing = changing_recordings(windows)
+    if changing.empty:
+        return recordings, scores, ""
+    keys = [k for k in ("subject", "recording") if k in windows.columns and k in recordings]
+    n_labels = windows.groupby(keys, sort=False, dropna=False)["label"].nunique()
+    # dropping n_labels too keeps a second call (tables already without the level) a no-op
+    recordings = recordings.drop(columns=["label", "n_labels"], errors="ignore").merge(
+        n_labels.rename("n_labels").reset_index(), on=keys, how="left"
+    )
+    if scores is not None:
+        scores = scores.drop(index="recording", errors="ignore")
+    note = (
+        f"recording level: {RECORDING_LEVEL_NA} ({len(changing)} of {len(recordings)} "
+        "recordings), so recordings are not scored"
+    )
+    return recordings, scores, note

@@ -17,10 +17,32 @@ import pandas as pd
 from medspt.baselines import BASELINES
 from medspt.core.errors import InputError
 from medspt.evaluation.choice import baseline_configs, versus_frame
+from medspt.evaluation.markdown_tables import (
+    ALPHA,
+    claimed_direction,
+    format_p,
+    format_signed,
+    interval_side,
+    interval_words,
+)
 from medspt.evaluation.results import chance_of, config_predictions, config_rows
 from medspt.evaluation.statistics import SUBJECT_METRICS, compare_folds, compare_subjects, holm
 
-__all__ = ["COMPARISON_COLUMNS", "compare", "comparison_table", "spt_answer", "summarize"]
+__all__ = [
+    "COMPARISON_COLUMNS",
+    "LABEL_ONLY",
+    "compare",
+    "comparison_table",
+    "primary_estimates",
+    "spt_answer",
+    "spt_comparisons",
+    "summarize",
+]
+
+# The label-only controls SPT must beat: the better of the two at each depth. scratch has
+# SPT's fine-tuning budget, scratch-long its whole budget; either can score higher (early
+# stopping, few validation subjects), and beating only the weaker one proves little.
+LABEL_ONLY = ("scratch-long", "scratch")  # on a tie of their means, the compute-matched one
 
 
 COMPARISON_COLUMNS = (
@@ -151,10 +173,15 @@ def summarize(results: pd.DataFrame, metric: str = "balanced_accuracy") -> pd.Da
     ``chance_majority`` / ``chance_uniform``: what the metric scores by always predicting
     the most frequent class / by guessing (:meth:`~medspt.evaluation.results.Results.chance`;
     NaN without
-    out-of-fold predictions).
+    out-of-fold predictions). ``probe_<name>`` (``probe_position``,
+    ``probe_channel_means``, ``probe_window_levels``), when the results carry confound
+    probes (``results.probes``, :func:`medspt.evaluate`): what a model that sees only that
+    shortcut scores on the same folds, as the mean over folds like ``mean``; the same for
+    every row.
     """
     if metric not in results.columns:
         raise InputError(f"metric {metric!r} not in the results; have {list(results.columns)}")
+    probes = getattr(results, "probes", None)  # versus_frame below returns a new frame
     if baseline_configs(results) and len(results[~results["config"].isin(list(BASELINES))]):
         results, _, _ = versus_frame(results)  # the side a baseline faces gets its own row
     g = results.groupby(["depth", "config"], sort=False, dropna=False)[metric]
@@ -196,12 +223,28 @@ def summarize(results: pd.DataFrame, metric: str = "balanced_accuracy") -> pd.Da
     # what the metric scores without the signals, the same for every row
     chance = chance_of(results, metric)
     out["chance_majority"], out["chance_uniform"] = chance["majority"], chance["uniform"]
+    for name, score in probe_scores(probes, metric).items():  # what a shortcut scores
+        out[name] = score
     # attention-proximity diagnostics of the models (studies record them per fold)
     for col in ("attention_distance", "locality_ratio"):
         if col in results.columns:
             means = results.groupby(["depth", "config"], sort=False, dropna=False)[col].mean()
             out[col] = [means.get((d, c), np.nan) for d, c in zip(out["depth"], out["config"])]
     return out
+
+
+def probe_scores(probes: pd.DataFrame | None, metric: str) -> dict[str, float]:
+    """``{"probe_<name>": score}`` of the probes that ran: each probe's mean over folds of
+    ``metric`` (the definition of the summary's ``mean``), NaN where the probe table has
+    no such column; empty without probes."""
+    if probes is None or not len(probes):
+        return {}
+    column = f"{metric}_fold_mean"
+    ran = probes[probes["not_run"].fillna("") == ""] if "not_run" in probes else probes
+    return {
+        "probe_" + str(r["probe"]).replace("-", "_"): float(r.get(column, np.nan))
+        for _, r in ran.iterrows()
+    }
 
 
 def primary_estimates(table: pd.DataFrame) -> pd.DataFrame:
@@ -215,63 +258,166 @@ def primary_estimates(table: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def spt_answer(results: pd.DataFrame, metric: str = "balanced_accuracy") -> str:
-    """The answer to "did self-pretraining help?" in one paragraph a clinician can read:
-    every SPT configuration against the compute-matched ``scratch-long`` at the same depth
-    (``scratch`` when there is none), where SPT helped, by how much, how sure that is and
-    what it cost in fitting time. Empty when the results hold no SPT configuration with a
-    control beside it.
+def _variant(config: str) -> tuple[str, str]:
+    """``("<variant>: ", "spt-span")`` of ``"<variant>: spt-span"``; ``("", name)`` else."""
+    variant, sep, base = str(config).rpartition(": ")
+    return variant + sep, base
 
-    "Helped" means the 95 % interval of the paired difference lies above 0 and the
-    Holm-corrected p-value is below 0.05; the differences are over subjects (seeds
-    averaged) where out-of-fold predictions exist, else over folds.
+
+def spt_comparisons(
+    results: pd.DataFrame,
+    metric: str = "balanced_accuracy",
+    table: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Every SPT configuration against the better label-only control at its depth: the
+    one set of rows that :func:`spt_answer`'s sentence, the gain figure
+    (:func:`medspt.evaluation.plots.figure_gain_vs_depth`) and the comparisons table share.
+
+    The better control at a depth is, of ``scratch`` and ``scratch-long`` (those that ran
+    there), the one with the higher ``mean`` of ``metric`` over folds × seeds, the number
+    the summary table shows (on a tie, ``scratch-long``, the compute-matched one).
+
+    Parameters
+    ----------
+    results : DataFrame
+        :func:`medspt.evaluate`'s results or a study's ``results_frame``.
+    metric : str
+        The metric compared.
+    table : DataFrame, optional
+        The declared comparisons (:func:`comparison_table` of ``results`` with its default
+        pairs), when already computed; the rows are taken from it, so their p-values are
+        Holm-corrected over its whole family.
+
+    Returns
+    -------
+    DataFrame
+        One row per SPT configuration and depth with a control beside it: the
+        :func:`comparison_table` row (``config``, ``depth``, ``versus`` = the control,
+        means, both tests, ``p_holm``) with ``diff``, ``low``, ``high`` (the tested
+        difference and its 95 % interval, :func:`primary_estimates`), ``direction`` (+1
+        gain, -1 loss, 0 nothing claimed:
+        :func:`medspt.evaluation.markdown_tables.claimed_direction`), ``controls`` (the
+        label-only controls that ran at that depth) and ``n_family`` (the comparisons
+        Holm's correction counted).
     """
-    configs = set(results["config"])
-    control = "scratch-long" if "scratch-long" in configs else "scratch"
-    keys = results[["config", "depth"]].drop_duplicates()
-    pairs = [
-        ((c, d), (control, d))
-        for c, d in keys.itertuples(index=False)
-        if str(c).startswith("spt-") and len(config_rows(results, control, d))
+    if table is None:
+        table = comparison_table(results, metric=metric)
+    est = primary_estimates(table)
+    parts = [_variant(c) for c in est["config"]]
+    against = [_variant(v) for v in est["versus"]]
+    keep = [
+        base.startswith("spt-") and vbase in LABEL_ONLY and vvar == var
+        for (var, base), (vvar, vbase) in zip(parts, against)
     ]
-    if not pairs:
+    rows = est[keep].copy()
+    columns = [*est.columns, "direction", "controls", "n_family"]
+    if rows.empty:
+        return pd.DataFrame(columns=columns)
+    rows["_rank"] = [LABEL_ONLY[::-1].index(_variant(v)[1]) for v in rows["versus"]]
+    chosen = []
+    for _, g in rows.groupby(["config", "depth"], sort=False, dropna=False):
+        # the highest table mean wins; scratch-long (the higher rank) on a tie
+        best = g.sort_values(["versus_mean", "_rank"], ascending=False, kind="stable")
+        chosen.append({**best.iloc[0].to_dict(), "controls": ", ".join(g["versus"])})
+    out = pd.DataFrame(chosen).drop(columns="_rank").reset_index(drop=True)
+    out["direction"] = [
+        claimed_direction(lo, hi, p) for lo, hi, p in zip(out["low"], out["high"], out["p_holm"])
+    ]
+    out["n_family"] = len(table)
+    return out[columns]
+
+
+def spt_answer(
+    results: pd.DataFrame, metric: str = "balanced_accuracy", table: pd.DataFrame | None = None
+) -> str:
+    """The answer to "did self-pretraining help?" in one paragraph a clinician can read:
+    every SPT configuration against the better label-only control at the same depth
+    (:func:`spt_comparisons`: of scratch and the compute-matched scratch-long, the one with
+    the higher mean score there, named), where SPT helped, by how much, how sure that is
+    and what it cost in fitting time. Empty when the results hold no SPT configuration
+    with a control beside it.
+
+    "Helped" means the 95 % interval of the paired difference, as printed, lies above 0
+    and the Holm-corrected p-value is below 0.05
+    (:func:`medspt.evaluation.markdown_tables.claimed_direction`); Holm's family is the
+    declared comparisons of :func:`comparison_table` (``table``, computed when not given).
+    The differences are over subjects (seeds averaged) where out-of-fold predictions
+    exist, else over folds.
+    """
+    rows = spt_comparisons(results, metric, table)
+    if rows.empty:
         return ""
-    table = primary_estimates(comparison_table(results, pairs, metric))
-    by_subjects = table["n_subjects"] > 0
-    helped = table[(table["low"] > 0) & (table["p_holm"] < 0.05)]
-    hurt = table[(table["high"] < 0) & (table["p_holm"] < 0.05)]
     what = metric.replace("_", " ")
-    unit = f"{int(table['n_subjects'].max())} subjects" if by_subjects.all() else "folds"
-    name = "the compute-matched label-only control (scratch-long)" if control == "scratch-long" \
-        else "training from scratch on the labels"  # fmt: skip
-    n = len(table)
+    by_subjects = rows["n_subjects"] > 0
+    unit = f"{int(rows['n_subjects'].max())} subjects" if by_subjects.all() else "folds"
+    n, family = len(rows), int(rows["n_family"].iloc[0])
     count = f"{n} comparison{'s' if n != 1 else ''}"
-    text = [f"**Did self-pretraining help?** SPT was compared with {name} at each depth, "
-            f"paired over {unit} ({count}, Holm-corrected)"]  # fmt: skip
-    listed = lambda rows: "; ".join(_answer_row(r, what) for _, r in rows.iterrows())  # noqa: E731
+    holm = "Holm-corrected" if family == n else (
+        f"Holm-corrected over all {family} comparisons of the comparisons table")  # fmt: skip
+    text = [f"**Did self-pretraining help?** SPT was compared with {_control_words(rows, what)}"
+            f", paired over {unit} ({count}, {holm})"]  # fmt: skip
+    named = rows["versus"].nunique() > 1 or rows["controls"].str.contains(",").any()
+    listed = lambda part: "; ".join(_answer_row(r, what, named) for _, r in part.iterrows())  # noqa: E731
+    helped, hurt = rows[rows["direction"] > 0], rows[rows["direction"] < 0]
     if len(helped):
         text.append("It helped " + listed(helped))
         if len(hurt):
             text.append("It was worse " + listed(hurt))
     elif len(hurt):
         text.append("It did not help at any depth, and it was worse " + listed(hurt))
+    elif rows["diff"].isna().all():
+        text.append("No difference could be computed at any depth")
     else:
-        best = table.loc[table["diff"].idxmax()]
-        text.append("It did not demonstrably help at any depth: the largest difference was "
-                    + _answer_row(best, what))  # fmt: skip
-    text.append(_answer_cost(results, control))
+        best = rows.loc[rows["diff"].idxmax()]
+        text.append(
+            "It did not demonstrably help at any depth: the largest difference was "
+            + _answer_row(best, what, named)
+            + f"; {_why_not(best)}"
+        )
+    text.append(_answer_cost(results, rows))
     return ". ".join(t for t in text if t) + ".\n"
 
 
-def _answer_row(row: pd.Series, what: str) -> str:
-    """``at depth 2 with span masking: +0.031 balanced accuracy (95 % CI +0.004 to +0.058,
-    Holm p 0.041)``."""
-    masking = str(row["config"]).removeprefix("spt-")
-    return (
-        f"at depth {row['depth']:g} with {masking} masking: {row['diff']:+.3f} {what} "
-        f"(95 % CI {row['low']:+.3f} to {row['high']:+.3f}, Holm p "
-        f"{'<0.001' if row['p_holm'] < 0.001 else format(row['p_holm'], '.3f')})"
+def _control_words(rows: pd.DataFrame, what: str) -> str:
+    """Which control SPT faced, in words: one kind everywhere, or the better of two,
+    named per depth."""
+    kinds = {_variant(c)[1] for cs in rows["controls"] for c in cs.split(", ")}
+    if kinds == {"scratch-long"}:
+        return "the compute-matched label-only control (scratch-long) at each depth"
+    if kinds == {"scratch"}:
+        return "training from scratch on the labels at each depth"
+    per_control = {}
+    for control, g in rows.groupby("versus", sort=False):
+        depths = sorted({float(d) for d in g["depth"]})
+        per_control[control] = " and ".join(f"{d:g}" for d in depths)
+    where = "; ".join(
+        f"{c} at depth{'s' if ' and ' in d else ''} {d}" for c, d in per_control.items()
     )
+    return (
+        "the better of scratch and the compute-matched scratch-long (the label-only "
+        f"control with the higher mean {what} over folds × seeds: {where}) at each depth"
+    )
+
+
+def _answer_row(row: pd.Series, what: str, named: bool = False) -> str:
+    """``at depth 2 with span masking: +0.031 balanced accuracy (95 % CI +0.004 to
+    +0.058, Holm p 0.041)``; ``named``: with ``against <control>`` after the masking."""
+    masking = _variant(row["config"])[1].removeprefix("spt-")
+    against = f" against {row['versus']}" if named else ""
+    return (
+        f"at depth {row['depth']:g} with {masking} masking{against}: "
+        f"{format_signed(row['diff'])} {what} (95 % CI {format_signed(row['low'])} to "
+        f"{format_signed(row['high'])}, Holm p {format_p(row['p_holm'])})"
+    )
+
+
+def _why_not(row: pd.Series) -> str:
+    """Why a difference is not called a gain or a loss, from its printed numbers."""
+    words = interval_words(row["low"], row["high"])
+    if pd.notna(row["p_holm"]) and row["p_holm"] >= ALPHA:
+        joint = "but" if interval_side(row["low"], row["high"]) in ("above", "below") else "and"
+        return f"{words}, {joint} Holm p is not below {ALPHA:g}"
+    return words
 
 
 def fit_times(results: pd.DataFrame, control: str) -> tuple[float, float] | None:
@@ -295,13 +441,18 @@ def fit_times(results: pd.DataFrame, control: str) -> tuple[float, float] | None
     return float(spt_s), float(base_s)
 
 
-def _answer_cost(results: pd.DataFrame, control: str) -> str:
-    """What SPT cost in fitting time against the control, from the rows' wall times."""
-    times = fit_times(results, control)
-    if times is None:
-        return ""
-    spt, base = times
-    return (
-        f"A fit with SPT took {spt:.0f} s on average against {base:.0f} s for {control} "
-        f"({spt / base:.1f}×)"
-    )
+def _answer_cost(results: pd.DataFrame, rows: pd.DataFrame) -> str:
+    """What SPT cost in fitting time against the control it faced, from the rows' wall
+    times; with a control that changes with depth, against each at its own depths."""
+    parts = []
+    several = rows["versus"].nunique() > 1
+    for control, g in rows.groupby("versus", sort=False):
+        depths = sorted(set(g["depth"]))
+        times = fit_times(results[results["depth"].isin(depths)], control)
+        if times is None:
+            continue
+        spt, base = times
+        where = f" at depth {', '.join(f'{d:g}' for d in depths)}" if several else ""
+        parts.append(f"{spt:.0f} s on average against {base:.0f} s for {control}{where} "
+                     f"({spt / base:.1f}×)")  # fmt: skip
+    return "A fit with SPT took " + "; ".join(parts) if parts else ""

@@ -11,13 +11,21 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "ALPHA",
     "TABLE_NOTE",
+    "claimed_direction",
     "format_interval",
     "format_p",
     "format_signed",
+    "interval_side",
+    "interval_words",
     "markdown_comparisons",
     "markdown_table",
+    "probe_note",
+    "rounded",
 ]
+
+ALPHA = 0.05  # a direction is claimed only below this corrected p-value
 
 
 def format_signed(x) -> str:
@@ -33,6 +41,56 @@ def format_interval(lo, hi) -> str:
 def format_p(p) -> str:
     """A p-value with three decimals, ``<0.001`` below that (blank for NaN)."""
     return "" if pd.isna(p) else ("<0.001" if p < 0.001 else f"{p:.3f}")
+
+
+def rounded(x) -> float:
+    """``x`` as :func:`format_signed` prints it (NaN stays NaN): what a reader sees, so
+    that words about a number follow the printed digits, never the hidden ones."""
+    return float("nan") if pd.isna(x) else float(format_signed(x))
+
+
+def interval_side(low, high) -> str:
+    """Where an interval lies relative to zero, read from its printed bounds.
+
+    Returns
+    -------
+    str
+        ``"above"`` (printed lower bound > 0), ``"below"`` (printed upper bound < 0),
+        ``"touches"`` (a printed bound is 0.000, e.g. an upper bound of -0.0002),
+        ``"includes"`` (zero strictly inside) or ``"none"`` (no interval: NaN).
+    """
+    lo, hi = rounded(low), rounded(high)
+    if np.isnan(lo) or np.isnan(hi):
+        return "none"
+    if lo > 0:
+        return "above"
+    if hi < 0:
+        return "below"
+    return "touches" if lo == 0 or hi == 0 else "includes"
+
+
+def interval_words(low, high) -> str:
+    """``"the interval lies above zero"`` and its siblings, by :func:`interval_side`."""
+    return {
+        "above": "the interval lies above zero",
+        "below": "the interval lies below zero",
+        "touches": "the interval touches zero",
+        "includes": "the interval includes zero",
+        "none": "no interval could be computed",
+    }[interval_side(low, high)]
+
+
+def claimed_direction(low, high, p) -> int:
+    """+1 or -1 when a difference may be called a gain or a loss, else 0.
+
+    A direction needs both: the printed interval on one side of zero
+    (:func:`interval_side`) and a corrected p-value below :data:`ALPHA`. The bootstrap
+    interval and the permutation test can disagree near the edge; then nothing is
+    claimed.
+    """
+    if pd.isna(p) or p >= ALPHA:
+        return 0
+    return {"above": 1, "below": -1}.get(interval_side(low, high), 0)
 
 
 def markdown_table(table: pd.DataFrame, metric: str = "balanced_accuracy") -> str:
@@ -66,7 +124,9 @@ def markdown_table(table: pd.DataFrame, metric: str = "balanced_accuracy") -> st
             + (f" {_num(r.attention_distance)} | {_num(r.locality_ratio)} |" if diag else "")
         )
     lines += _chance_rows(table, 1 + steps + 4 + 2 * diag)  # cells after the score
-    return "\n".join(lines) + "\n"
+    probes = _probe_rows(table, 1 + steps + 4 + 2 * diag)
+    note = [] if not probes else ["", probe_note(table)]
+    return "\n".join(lines + probes + note) + "\n"
 
 
 def _chance_rows(table: pd.DataFrame, n_empty: int) -> list[str]:
@@ -83,6 +143,45 @@ def _chance_rows(table: pd.DataFrame, n_empty: int) -> list[str]:
         f"| – | *chance: majority class* | {major:.3f} |{rest}",
         f"| – | *chance: uniform guess* | {uniform:.3f} |{rest}",
     ]
+
+
+def _probe_rows(table: pd.DataFrame, n_empty: int) -> list[str]:
+    """The confound probes' scores (``probe_<name>`` columns of :func:`medspt.summarize`)
+    as rows after chance: what a shortcut alone scores on the same folds."""
+    cols = [c for c in table.columns if str(c).startswith("probe_")]
+    if not len(table):
+        return []
+    rest = " |" * n_empty
+    return [
+        f"| – | *probe: {c.removeprefix('probe_').replace('_', '-')}* | "
+        f"{table[c].iloc[0]:.3f} |{rest}"
+        for c in cols
+        if pd.notna(table[c].iloc[0])
+    ]
+
+
+# what each probe row of the summary table sees, in a reader's words
+PROBE_WORDS = {
+    "position": "*position*: the window's start in its recording",
+    "channel-means": "*channel-means*: each channel's mean level in the window",
+    "window-levels": "*window-levels*: each channel's mean and log standard deviation in "
+    "the window, which the model's head receives",
+}
+
+
+def probe_note(table: pd.DataFrame) -> str:
+    """The sentence under a summary table's probe rows, naming what each shown probe sees."""
+    shown = [
+        str(c).removeprefix("probe_").replace("_", "-")
+        for c in table.columns
+        if str(c).startswith("probe_") and len(table) and pd.notna(table[c].iloc[0])
+    ]
+    seen = "; ".join(PROBE_WORDS.get(p, f"*{p}*") for p in shown)
+    return (
+        "*probe* rows: models that see only a shortcut, fitted and scored on the same "
+        f"subject-wise folds, mean over folds ({seen}). A score near a probe's may come "
+        "from that shortcut."
+    )
 
 
 TABLE_NOTE = (

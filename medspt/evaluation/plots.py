@@ -26,6 +26,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 __all__ = [
+    "DRAWN_COLUMNS",
     "NESTED_LABEL",
     "figure_accuracy_vs_depth",
     "figure_confusion",
@@ -34,6 +35,7 @@ __all__ = [
     "figure_history",
     "figure_positional_score",
     "figure_subjects",
+    "gain_points",
     "plot_accuracy_vs_depth",
     "plot_confusion",
     "plot_distance_profiles",
@@ -291,98 +293,213 @@ def _shown_gain(table: pd.DataFrame) -> pd.Series:
     return gain
 
 
+# what figure_gain_vs_depth draws, one row per point (its ``drawn`` attribute)
+DRAWN_COLUMNS = ("config", "depth", "versus", "diff", "low", "high", "p_holm", "star", "unit")
+
+
+def _column(frame: pd.DataFrame, name: str) -> pd.Series:
+    """A float column of ``frame``, NaN where it has none."""
+    if name in frame.columns:
+        return frame[name].astype(float)
+    return pd.Series(np.nan, index=frame.index)
+
+
+def _comparison_points(table: pd.DataFrame) -> pd.DataFrame:
+    """Points of declared comparison rows (``medspt.evaluation.comparisons.spt_comparisons``
+    or a ``comparison_table`` with one row per configuration and depth): the tested
+    difference (over subjects where ``n_subjects > 0``, else over folds) and its interval;
+    a star where the row claims a direction (``direction``), else where Holm's p < 0.05."""
+    twice = table.duplicated(["config", "depth"], keep=False)
+    if twice.any():
+        raise ValueError(
+            "the comparison rows hold several controls for one configuration and depth "
+            f"({', '.join(sorted(set(table.loc[twice, 'config'].astype(str))))}); pass the "
+            "rows one answer states, e.g. medspt.evaluation.comparisons.spt_comparisons(results)"
+        )
+    subjects = _column(table, "n_subjects").fillna(0) > 0
+    pick = lambda own, subj, fold: (  # noqa: E731
+        _column(table, own)
+        if own in table.columns
+        else _column(table, subj).where(subjects, _column(table, fold))
+    )
+    p = _column(table, "p_holm")
+    star = table["direction"].fillna(0).astype(int) != 0 if "direction" in table else p < 0.05
+    return pd.DataFrame(
+        {
+            "config": table["config"].astype(str),
+            "depth": _column(table, "depth"),
+            "versus": table["versus"].astype(str),
+            "diff": pick("diff", "subject_diff", "fold_diff"),
+            "low": pick("low", "subject_ci_low", "fold_ci_low"),
+            "high": pick("high", "subject_ci_high", "fold_ci_high"),
+            "p_holm": p,
+            "star": star.to_numpy(dtype=bool),
+            "unit": np.where(subjects, "subjects", "folds"),
+        }
+    )
+
+
+def _summary_points(table: pd.DataFrame) -> pd.DataFrame:
+    """Points of a :func:`medspt.summarize` table: each configuration's gain over scratch
+    (the gain the table shows) with its interval; a star where Holm's p < 0.05."""
+    table, _ = _split_baselines(table)  # baselines have no depth and no scratch to gain on
+    gain = _shown_gain(table)
+    keep = (table["config"] != "scratch") & gain.notna()
+    t = table[keep]
+    p = _column(t, "p_holm")
+    unit = t["test"].astype(str) if "test" in t.columns else pd.Series("", index=t.index)
+    return pd.DataFrame(
+        {
+            "config": t["config"].astype(str),
+            "depth": _column(t, "depth"),
+            "versus": "scratch",
+            "diff": gain[keep],
+            "low": _column(t, "ci_low"),
+            "high": _column(t, "ci_high"),
+            "p_holm": p,
+            "star": (p < 0.05).to_numpy(dtype=bool),
+            "unit": unit,
+        }
+    ).reset_index(drop=True)
+
+
+def gain_points(table: pd.DataFrame) -> pd.DataFrame:
+    """What :func:`figure_gain_vs_depth` draws for ``table``, one row per point:
+    ``config``, ``depth``, ``versus`` (the control the difference is taken against),
+    ``diff``, ``low``, ``high`` (95 % interval), ``p_holm``, ``star`` and ``unit``."""
+    if "versus" in table.columns:
+        return _comparison_points(table).reset_index(drop=True)
+    return _summary_points(table)
+
+
+def _gain_caption(points: pd.DataFrame, star_rule: str, better: bool) -> tuple[str, str]:
+    """The title and y label, naming the control(s) every difference is taken against;
+    ``better``: each was chosen as the better of several controls."""
+    units = set(points["unit"]) - {""}
+    unit = f" over {units.pop()}" if len(units) == 1 else ""
+    controls = list(pd.unique(points["versus"]))
+    if len(controls) == 1:
+        against = controls[0]
+        head = (
+            f"gain over the better label-only control ({against}) vs depth"
+            if better
+            else f"gain over {against} vs depth"
+        )
+        ylabel = f"gain in {{metric}} over {against}"
+    else:
+        where = "; ".join(
+            f"{c} at depth "
+            + ", ".join(f"{d:g}" for d in sorted(set(points.loc[points["versus"] == c, "depth"])))
+            for c in controls
+        )
+        head = f"gain over the better label-only control vs depth\n({where})"
+        ylabel = "gain in {metric} over its control"
+    return f"{head}\n(95 % interval{unit}; * {star_rule})", ylabel
+
+
 def figure_gain_vs_depth(
     table: pd.DataFrame, metric: str = "balanced_accuracy", title: str | None = None
 ) -> Figure:
-    """Gain of each configuration over scratch against depth, with its 95 % interval.
+    """Gain of each configuration over its control against depth, with its 95 % interval.
 
     Parameters
     ----------
     table : DataFrame
-        A :func:`medspt.summarize` table. The gain is ``subject_gain`` where
-        ``test == "subjects"``, else ``gain_vs_scratch``; error bars run from ``ci_low``
-        to ``ci_high``; a star marks Holm-adjusted ``p_holm < 0.05``.
+        Either declared comparison rows, one per configuration and depth (with a
+        ``versus`` column: :func:`medspt.evaluation.comparisons.spt_comparisons`, the rows
+        :func:`~medspt.evaluation.comparisons.spt_answer` states): each row's tested
+        difference against its control ``versus``, ``diff`` / ``low`` / ``high`` (or the
+        subject-level ones where ``n_subjects > 0``, else the fold-level ones), a star
+        where the row claims a direction (``direction``; Holm's ``p_holm < 0.05`` without
+        it), the control named in the title and, when it changes with depth, beside each
+        point (with ``controls`` listing several, the title says it is the better one).
+        Or a :func:`medspt.summarize` table: the gain over scratch
+        (``subject_gain`` where ``test == "subjects"``, else ``gain_vs_scratch``), error
+        bars from ``ci_low`` to ``ci_high``, a star where ``p_holm < 0.05``.
     metric : str
         Name of the metric, for the labels.
     title : str, optional
-        Figure title.
+        Figure title (default: names the control and the interval).
 
     Returns
     -------
     Figure
-        One axes with a zero line and a symmetric y range that covers every interval
-        and at least ±0.1.
+        One axes with a zero line and a symmetric y range that covers every interval and
+        at least ±0.1. ``fig.drawn`` holds the points exactly as drawn
+        (:func:`gain_points`), so that tests and readers can hold the figure against the
+        sentence that states the same comparisons.
     """
-    table, _ = _split_baselines(table)  # baselines have no depth and no scratch to gain on
-    gains = table.assign(_gain=_shown_gain(table))
-    gains = gains[(gains["config"] != "scratch") & gains["_gain"].notna()]
+    points = gain_points(table)
+    declared = "versus" in table.columns
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    finite, extra = _depth_axis(table["depth"])
-    configs = list(pd.unique(gains["config"]))
-    xs = _positions(gains, extra)
+    finite, extra = _depth_axis(points["depth"] if declared else table["depth"])
+    xs = _positions(points, extra)
     reach = [0.0]
-    for config in configs:
-        g = gains[gains["config"] == config]
-        x = xs[config]
-        y = g["_gain"].to_numpy(dtype=float)
-        lo = g["ci_low"].to_numpy(dtype=float) if "ci_low" in g else np.full(len(g), np.nan)
-        hi = g["ci_high"].to_numpy(dtype=float) if "ci_high" in g else np.full(len(g), np.nan)
-        # an interval that misses its own estimate (it can't, but) must not draw backwards
-        err = np.vstack([np.nan_to_num(y - lo).clip(0), np.nan_to_num(hi - y).clip(0)])
-        reach += [np.nanmax(np.abs(v)) for v in (y, lo, hi) if np.isfinite(v).any()]
-        has = g["depth"].notna().to_numpy()
-        bars = ax.errorbar(
-            x[has], y[has], yerr=err[:, has], capsize=3, marker="o", label=str(config)
-        )
-        color = bars.lines[0].get_color()
-        if (~has).any():
-            ax.errorbar(
-                x[~has],
-                y[~has],
-                yerr=err[:, ~has],
-                capsize=3,
-                marker="o",
-                linestyle="none",
-                color=color,
-                label=f"_{config} ({NESTED_LABEL})",
-            )
-        p = g["p_holm"].to_numpy(dtype=float) if "p_holm" in g else np.full(len(g), np.nan)
-        for xi, top, pi in zip(x, np.where(np.isfinite(hi), hi, y), p):
-            if np.isfinite(pi) and pi < 0.05:
-                ax.annotate(
-                    "*",
-                    (xi, top),
-                    textcoords="offset points",
-                    xytext=(0, 1),
-                    ha="center",
-                    fontsize=12,
-                    color=color,
-                )
+    named = points["versus"].nunique() > 1  # the control changes: say it at each point
+    for config in pd.unique(points["config"]):
+        g = points[points["config"] == config]
+        reach += _draw_gain(ax, g, xs[config], config, named)
     ax.axhline(0.0, color="black", linestyle="--", linewidth=1)
     lim = max(0.1, math.ceil(max(reach) * 1.1 / 0.05) * 0.05)  # symmetric: no side favoured
     ax.set_ylim(-lim, lim)
-    _style_depth_axis(ax, finite, extra, gains["depth"].isna().any())
-    units = set(gains.get("test", pd.Series(dtype=str)).dropna()) - {""}
-    unit = units.pop() if len(units) == 1 else ""  # "subjects" or "folds"
-    ax.set_ylabel(f"gain in {_nice(metric)} over scratch")
-    ax.set_title(
-        title
-        or "gain over scratch vs depth (95 % interval"
-        + (f" over {unit}" if unit else "")
-        + ";\n* Holm-adjusted p < 0.05)",
-        fontsize=10,
-    )
+    _style_depth_axis(ax, finite, extra, points["depth"].isna().any())
+    rule = "interval off zero and Holm p < 0.05" if declared else "Holm-adjusted p < 0.05"
+    # spt_comparisons lists the controls each row was chosen from
+    better = "controls" in table.columns and table["controls"].astype(str).str.contains(",").any()
+    head, ylabel = _gain_caption(points, rule, bool(better))
+    if points.empty:
+        head = "no configuration with a control at its depth"
+        ax.text(0.5, 0.5, head, ha="center", va="center", transform=ax.transAxes)
+    ax.set_ylabel(ylabel.format(metric=_nice(metric)))
+    ax.set_title(title or head, fontsize=9 if head.count("\n") > 1 else 10)  # 3 lines: smaller
     ax.grid(alpha=0.3)
-    if configs:
-        ax.legend(fontsize=7, title="* Holm-adjusted p < 0.05", title_fontsize=7)
+    if len(points):
+        ax.legend(fontsize=7, title=f"* {rule}", title_fontsize=7)
+    x = pd.Series(np.nan, index=points.index)
+    for config, g in points.groupby("config", sort=False):  # the order _positions used
+        x[g.index] = xs[config]
+    fig.drawn = points.assign(x=x)
     return fig
+
+
+def _draw_gain(ax, g: pd.DataFrame, x: np.ndarray, config: str, named: bool) -> list[float]:
+    """One configuration's points, intervals, stars and (``named``) control names; returns
+    the largest absolute values drawn, for the y range."""
+    y, lo, hi = (g[c].to_numpy(dtype=float) for c in ("diff", "low", "high"))
+    # an interval that misses its own estimate (it can't, but) must not draw backwards
+    err = np.vstack([np.nan_to_num(y - lo).clip(0), np.nan_to_num(hi - y).clip(0)])
+    has = g["depth"].notna().to_numpy()
+    bars = ax.errorbar(x[has], y[has], yerr=err[:, has], capsize=3, marker="o", label=config)
+    color = bars.lines[0].get_color()
+    if (~has).any():
+        ax.errorbar(
+            x[~has], y[~has], yerr=err[:, ~has], capsize=3, marker="o", linestyle="none",
+            color=color, label=f"_{config} ({NESTED_LABEL})",
+        )  # fmt: skip
+    tops = np.where(np.isfinite(hi), hi, y)
+    for xi, top, bottom, star, versus in zip(
+        x, tops, np.where(np.isfinite(lo), lo, y), g["star"], g["versus"]
+    ):
+        if star:
+            ax.annotate("*", (xi, top), textcoords="offset points", xytext=(0, 1),
+                        ha="center", fontsize=12, color=color)  # fmt: skip
+        if named:
+            ax.annotate(f"vs {versus}", (xi, bottom), textcoords="offset points",
+                        xytext=(0, -9), ha="center", fontsize=6, color=color)  # fmt: skip
+    return [float(np.nanmax(np.abs(v))) for v in (y, lo, hi) if np.isfinite(v).any()]
 
 
 def plot_gain_vs_depth(
     table: pd.DataFrame, path, metric: str = "balanced_accuracy", title: str | None = None
 ) -> Path:
-    """Write :func:`figure_gain_vs_depth` to ``path``; returns the path."""
-    return _save(figure_gain_vs_depth(table, metric, title), path)
+    """Write :func:`figure_gain_vs_depth` to ``path`` and the points it draws
+    (``fig.drawn``) beside it as ``<path>.csv`` (same name, ``.csv``), so the figure can be
+    read against the text; returns the path of the figure."""
+    fig = figure_gain_vs_depth(table, metric, title)
+    drawn = fig.drawn
+    out = _save(fig, path)
+    drawn.to_csv(out.with_suffix(".csv"), index=False)
+    return out
 
 
 # ---------------------------------------------------------------- training history

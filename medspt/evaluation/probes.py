@@ -14,6 +14,11 @@ fold's test windows:
     Only the mean level of each channel in the window. Offsets (sensor placement, body
     weight, calibration, recording site) and slow drift (skin temperature rising through
     a session) show up here.
+``"window-levels"``
+    Each channel's mean *and* log standard deviation over the window: exactly what
+    :class:`~medspt.SPTClassifier` with ``window_stats=True`` (its default) hands its
+    classification head beside the tokens. What this probe scores, the model can score
+    without reading any shape.
 
 A probe far above chance is not an error in itself, but a model's score must then be
 read next to the probe's: part of it may come from the shortcut.
@@ -27,6 +32,11 @@ Usage, on a protocol's folds or your own subject-wise folds::
     summary = probe_summary(pred, p.windows.classes)
     for line in probe_warnings(summary):
         print(line)
+
+or every probe at once, with a row saying why for one that cannot run on these windows
+(what :func:`medspt.evaluate` stores as ``results.probes``)::
+
+    table = probe_table(p.windows, p.folds)
 
 The predictions frame has the columns of :func:`medspt.api.evaluate`'s out-of-fold
 predictions (``config, depth, seed, fold, window, subject, y, pred, proba_<class>``),
@@ -47,6 +57,7 @@ from sklearn.preprocessing import SplineTransformer, StandardScaler
 
 from medspt.core.errors import InputError
 from medspt.core.splits import check_folds
+from medspt.core.stats import channel_stats
 from medspt.data.windowset import WindowSet
 from medspt.estimator.metrics import classification_metrics, predictions_frame
 
@@ -54,12 +65,20 @@ __all__ = [
     "PROBES",
     "LEAK_MARGIN",
     "confound_probes",
-    "probe_summary",
-    "probe_warnings",
     "probe_markdown",
+    "probe_summary",
+    "probe_table",
+    "probe_table_markdown",
+    "probe_warnings",
+    "window_levels",
 ]
 
-PROBES = ("position", "channel-means")
+PROBES = ("position", "channel-means", "window-levels")
+# the metrics a probe's per-fold scores are averaged for (``<metric>_fold_mean``)
+FOLD_METRICS = ("accuracy", "balanced_accuracy", "macro_f1", "roc_auc")
+_BA = "balanced_accuracy"  # its fold mean and std have their own columns
+# the model's floor under a window's variance (SPTTransformer.visible_stats)
+VAR_FLOOR = 1e-5
 # A probe "leaks" when its pooled balanced accuracy beats chance by more than this.
 LEAK_MARGIN = 0.10
 # Cubic B-splines on 20 uniform knots: the position range is cut into 19 pieces, fine
@@ -127,7 +146,33 @@ def _channel_means(ws: WindowSet) -> np.ndarray:
         return np.nanmean(np.asarray(ws.X), axis=2, dtype=np.float64)
 
 
-_FEATURES = {"position": _positions, "channel-means": _channel_means}
+def window_levels(X: np.ndarray, mean: np.ndarray, std: np.ndarray) -> np.ndarray:
+    """Each window's per-channel mean and log standard deviation, ``(N, 2C)``, as the
+    classifier's head receives them with ``window_stats=True``.
+
+    The windows are first scaled per channel by the training fold's ``mean`` and ``std``
+    (:func:`medspt.core.stats.channel_stats`, the classifier's channel scaling); then, over
+    each channel's observed values, the mean and ``log(sqrt(var + 1e-5))`` (population
+    variance), and 0 and 0 (a std of 1) for a channel with fewer than 2 observed values,
+    as ``SPTTransformer.visible_stats`` computes them.
+    """
+    Z = (np.asarray(X, dtype=np.float64) - mean[None, :, None]) / std[None, :, None]
+    seen = ~np.isnan(Z)
+    n = seen.sum(axis=2)  # (N, C)
+    values = np.where(seen, Z, 0.0)
+    mu = values.sum(axis=2) / np.maximum(n, 1)
+    var = np.where(seen, (Z - mu[..., None]) ** 2, 0.0).sum(axis=2) / np.maximum(n, 1)
+    log_std = np.log(np.sqrt(var + VAR_FLOOR))
+    few = n < 2
+    return np.concatenate([np.where(few, 0.0, mu), np.where(few, 0.0, log_std)], axis=1)
+
+
+def _windows(ws: WindowSet) -> np.ndarray:
+    """The windows themselves: the window-levels probe scales them per fold."""
+    return np.asarray(ws.X)
+
+
+_FEATURES = {"position": _positions, "channel-means": _channel_means, "window-levels": _windows}
 
 
 def _model(probe: str) -> Pipeline:
@@ -211,6 +256,10 @@ def _fit_predict(
 ) -> np.ndarray:
     """Test-window probabilities (len(te), k) of a model fitted on the training windows."""
     x_tr, x_te = feats[tr], feats[te]
+    if probe == "window-levels":
+        # scaled by the training windows' channel statistics, as the classifier does
+        mean, std = channel_stats(x_tr)
+        x_tr, x_te = window_levels(x_tr, mean, std), window_levels(x_te, mean, std)
     if probe == "channel-means":
         # Fill windows without observed values by the training mean (0 for a channel never
         # observed in training): test statistics never enter the fit.
@@ -248,7 +297,7 @@ def confound_probes(
         fold's training windows only and predicts its test windows. Boolean masks work
         too. A subject on both sides of a fold raises :class:`InputError`.
     probes : str or sequence of str
-        Any of ``"position"`` and ``"channel-means"``:
+        Any of ``"position"``, ``"channel-means"`` and ``"window-levels"``:
 
         - ``"position"``: the window's start in its recording; cubic B-splines on
           20 uniform knots (``SplineTransformer``, constant beyond the training range)
@@ -258,12 +307,16 @@ def confound_probes(
         - ``"channel-means"``: each channel's mean over the window's observed values,
           missing means filled with the training fold's mean; ``StandardScaler`` and
           ``LogisticRegression(class_weight="balanced")``.
+        - ``"window-levels"``: each channel's mean and log standard deviation over the
+          window (:func:`window_levels`, the features of ``window_stats=True``), with the
+          model of ``"channel-means"``.
 
     Returns
     -------
     DataFrame
         One row per test window per probe, with the columns ``config``
-        (``"probe-position"``, ``"probe-channel-means"``), ``depth`` (NaN), ``seed`` (0),
+        (``"probe-position"``, ``"probe-channel-means"``, ``"probe-window-levels"``),
+        ``depth`` (NaN), ``seed`` (0),
         ``fold``, ``window`` (index into ``ws``), ``subject`` (``str`` of ``ws.groups``),
         ``y`` and ``pred`` (class codes), then ``proba_<class>`` for every class of
         ``ws.classes`` in order (0 for a class the fold's training windows lack).
@@ -332,7 +385,10 @@ def probe_summary(predictions: pd.DataFrame, classes: Sequence) -> pd.DataFrame:
         One row per ``config`` with ``probe`` (the name without ``probe-``),
         ``n_windows``, ``n_subjects``, ``n_folds``; ``balanced_accuracy`` and
         ``accuracy`` of the pooled out-of-fold predictions; ``balanced_accuracy_fold_mean``
-        and ``balanced_accuracy_fold_std`` (over folds, ddof 1); ``chance`` = 1/K with K
+        and ``balanced_accuracy_fold_std`` (over folds, ddof 1); ``accuracy_fold_mean``,
+        ``macro_f1_fold_mean`` and ``roc_auc_fold_mean`` (NaN without two classes in a
+        fold), the means over folds that a summary table's ``mean`` is set against;
+        ``chance`` = 1/K with K
         the classes present in ``y``: the uniform guess's expected score on both metrics,
         and the balanced accuracy of always predicting the majority class;
         ``majority_accuracy``, the accuracy of always predicting the majority class; and
@@ -351,15 +407,13 @@ def probe_summary(predictions: pd.DataFrame, classes: Sequence) -> pd.DataFrame:
     for config, g in predictions.groupby("config", sort=False):
         y = g["label_code"].to_numpy(dtype=np.int64)
         pooled = _metrics(y, g[cols].to_numpy(dtype=float))
-        per_fold = pd.Series(
+        folds = pd.DataFrame(
             [
-                _metrics(f["label_code"].to_numpy(dtype=np.int64), f[cols].to_numpy(dtype=float))[
-                    "balanced_accuracy"
-                ]
+                _metrics(f["label_code"].to_numpy(dtype=np.int64), f[cols].to_numpy(dtype=float))
                 for _, f in g.groupby("fold", sort=True)
-            ],
-            dtype=float,
+            ]
         )
+        per_fold = folds["balanced_accuracy"].astype(float)
         counts = np.bincount(y, minlength=len(classes))
         chance = 1.0 / max(int((counts > 0).sum()), 1)
         rows.append(
@@ -373,6 +427,7 @@ def probe_summary(predictions: pd.DataFrame, classes: Sequence) -> pd.DataFrame:
                 "accuracy": pooled["accuracy"],
                 "balanced_accuracy_fold_mean": per_fold.mean(),
                 "balanced_accuracy_fold_std": per_fold.std(ddof=1),
+                **{f"{m}_fold_mean": float(folds[m].mean()) for m in FOLD_METRICS if m != _BA},
                 "chance": chance,
                 "majority_accuracy": counts.max() / counts.sum(),
                 "leak": bool(pooled["balanced_accuracy"] > chance + LEAK_MARGIN),
@@ -398,6 +453,14 @@ _ADVICE = {
         "signal's shape. Check that this level is something you mean to measure, compare "
         'with per-window centring (normalize="window"), which removes it, and read '
         "accuracy next to this baseline."
+    ),
+    "window-levels": (
+        "each channel's mean and spread in a window alone predict the label (balanced "
+        "accuracy {ba:.2f}, chance {chance:.2f}): these are exactly the window statistics "
+        "the model's head receives (window_stats=True, the default), so the model can "
+        "reach this score without reading any shape of the signals. Read its accuracy "
+        "next to this baseline, and fit with window_stats=False (--no-window-stats) when "
+        "only shapes may count."
     ),
 }
 
@@ -430,37 +493,77 @@ def probe_warnings(summary: pd.DataFrame) -> list[str]:
     return out
 
 
-def probe_markdown(ws: WindowSet, folds) -> str:
-    """A report section: both probes on ``folds``, their scores next to chance, and the
-    warnings; a line saying why when a probe cannot run on these windows (no start
-    positions, no labels)."""
+def probe_table(
+    ws: WindowSet, folds: Sequence[Fold], probes: str | Sequence[str] = PROBES
+) -> pd.DataFrame:
+    """Every probe in ``probes`` on ``folds``: :func:`probe_summary`'s row for each that
+    runs, and for each that cannot run on these windows (no start positions, ...) a row
+    with its reason in ``not_run`` (empty for the ones that ran) and no scores.
+
+    What :func:`medspt.evaluate` keeps as ``results.probes`` and what
+    :func:`probe_table_markdown` shows; a few seconds on thousands of windows. A probe
+    that :func:`confound_probes` refuses (windows without start positions or without
+    labels, folds that are not subject-wise) gets the refusal as its ``not_run``; an
+    unknown name in ``probes`` raises :class:`InputError`.
+    """
+    names = _check_probes(probes)
+    runnable, not_run = [], {}
+    for probe in names:
+        try:
+            runnable.append(confound_probes(ws, folds, probes=probe))
+        except InputError as e:  # e.g. windows without start positions
+            not_run[probe] = str(e)
+    table = (
+        probe_summary(pd.concat(runnable, ignore_index=True), ws.classes)
+        if runnable
+        else pd.DataFrame(columns=["config", "probe", "leak"])
+    )
+    table["not_run"] = ""
+    missing = pd.DataFrame(
+        {"config": [f"probe-{p}" for p in not_run], "probe": list(not_run), "leak": False,
+         "not_run": list(not_run.values())}
+    )  # fmt: skip
+    table = pd.concat([table, missing], ignore_index=True) if len(missing) else table
+    order = {p: k for k, p in enumerate(names)}
+    return table.sort_values("probe", key=lambda p: p.map(order), kind="stable").reset_index(
+        drop=True
+    )
+
+
+def probe_table_markdown(table: pd.DataFrame) -> str:
+    """A report section from :func:`probe_table`: the probes' scores next to chance, a
+    line saying why for a probe that did not run, and the warnings."""
     lines = [
         "## Confound probes",
         "",
-        "Models that see only the window's position in its recording, or only each "
-        "channel's mean level, scored on the same subject-wise folds. A model's score "
-        "means little until it is read next to these.",
+        "Models that see only the window's position in its recording, only each channel's "
+        "mean level, or each channel's mean and log standard deviation (the window "
+        "statistics the model's head receives), scored on the same subject-wise folds. A "
+        "model's score means little until it is read next to these.",
         "",
     ]
-    runnable = []
-    for probe in PROBES:
-        try:
-            runnable.append(confound_probes(ws, folds, probes=probe))
-        except InputError as e:
-            lines.append(f"- {probe}: not run ({e})")
-    if runnable:
-        summary = probe_summary(pd.concat(runnable, ignore_index=True), ws.classes)
+    reasons = table["not_run"].fillna("") if "not_run" in table else pd.Series("", table.index)
+    lines += [f"- {r.probe}: not run ({why})" for r, why in zip(table.itertuples(), reasons) if why]
+    ran = table[reasons == ""]
+    if len(ran):
         lines += [
             "| probe | balanced accuracy (pooled) | fold mean ± std | chance | far above chance |",
             "|---|---:|---:|---:|---|",
         ]
-        for r in summary.itertuples(index=False):
+        for r in ran.itertuples(index=False):
             lines.append(
                 f"| {r.probe} | {r.balanced_accuracy:.3f} | "
                 f"{r.balanced_accuracy_fold_mean:.3f} ± {r.balanced_accuracy_fold_std:.3f} | "
                 f"{r.chance:.3f} | {'**yes**' if r.leak else 'no'} |"
             )
-        warnings_ = probe_warnings(summary)
+        warnings_ = probe_warnings(ran)
         if warnings_:
             lines += ["", *[f"**Warning:** {w}" for w in warnings_]]
     return "\n".join(lines) + "\n"
+
+
+def probe_markdown(ws: WindowSet, folds) -> str:
+    """A report section: every probe on ``folds``, their scores next to chance, and the
+    warnings; a line saying why when a probe cannot run on these windows (no start
+    positions) (:func:`probe_table_markdown` of :func:`probe_table`)."""
+    return probe_table_markdown(probe_table(ws, folds))

@@ -34,8 +34,9 @@ COLUMN_NOTES = {
 CONFIG_NOTES = {
     "scratch": "*scratch*: trained on the labels only.",
     "scratch-long": "*scratch-long*: trained on the labels only, for as many optimizer "
-    "steps as SPT's pretraining and fine-tuning together — the fair control for "
-    '"SPT helps", which otherwise could just mean "SPT trained longer".',
+    "steps as SPT's pretraining and fine-tuning together — the compute-matched control "
+    'for "SPT helps", which otherwise could just mean "SPT trained longer". SPT is said '
+    "to help only where it beats the better of scratch and scratch-long at its depth.",
     "scratch-alibi": "*scratch-alibi*: trained on the labels only, with a built-in "
     "preference for nearby moments (ALiBi: -m·|i−j| added to the attention scores) "
     "instead of learned positions.",

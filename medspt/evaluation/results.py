@@ -36,9 +36,13 @@ class Results(pd.DataFrame):
     :meth:`chance` gives the chance levels of a metric. With ``evaluate(refit=True)``,
     ``.best_estimator_`` is the chosen configuration refitted on all subjects and
     ``.chosen_`` says how it was chosen. :func:`medspt.compare` adds ``.versus``, its
-    paired answer (:func:`medspt.evaluation.versus.versus_baseline`)."""
+    paired answer (:func:`medspt.evaluation.versus.versus_baseline`). ``.probes``: the
+    confound probes on the same folds (:func:`medspt.evaluation.probes.probe_table`: what
+    a model that sees only a window's position, its channel means, or its channel means
+    and log standard deviations scores; None when not computed), which
+    :func:`medspt.summarize` shows beside the chance levels."""
 
-    _metadata = ["predictions", "classes", "best_estimator_", "chosen_", "versus"]
+    _metadata = ["predictions", "classes", "best_estimator_", "chosen_", "versus", "probes"]
 
     @property
     def _constructor(self):

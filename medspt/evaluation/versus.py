@@ -16,10 +16,18 @@ import pandas as pd
 from medspt.api import evaluate
 from medspt.core.errors import InputError
 from medspt.evaluation.choice import baseline_configs, display_name, versus_frame
-from medspt.evaluation.comparisons import compare as compare_pair
+from medspt.evaluation.comparisons import comparison_table
+from medspt.evaluation.markdown_tables import (
+    ALPHA,
+    claimed_direction,
+    format_p,
+    format_signed,
+    interval_side,
+    interval_words,
+)
 from medspt.evaluation.results import Results, config_rows
 
-__all__ = ["compare", "versus_baseline", "versus_markdown"]
+__all__ = ["compare", "preference", "versus_baseline", "versus_markdown"]
 
 
 def compare(
@@ -70,20 +78,32 @@ def compare(
 
 
 def versus_baseline(
-    results: pd.DataFrame, baseline: str | None = None, metric: str = "balanced_accuracy"
+    results: pd.DataFrame,
+    baseline: str | None = None,
+    metric: str = "balanced_accuracy",
+    table: pd.DataFrame | None = None,
 ) -> dict:
     """The medspt configuration a user would get (chosen by validation subjects) against
     ``baseline`` (default: the first baseline in ``results``), paired on identical folds.
+
+    The numbers are the row of the declared comparisons (:func:`comparison_table` of
+    ``results``, or ``table`` when already computed) that sets medspt's side against
+    ``baseline``, so the sentence, the comparisons table and the summary table agree.
 
     Returns
     -------
     dict
         ``medspt`` (the chosen side's name) and ``chosen`` (how, in words), ``baseline``,
-        ``metric``, ``mean`` / ``baseline_mean`` (pooled over the out-of-fold predictions,
-        seeds averaged, when the test runs over subjects; else over fold × seed rows), ``diff`` with
-        its 95 % interval ``ci_low`` / ``ci_high`` and ``p`` (over ``n`` subjects, or
-        folds: ``unit``), ``fit_s`` / ``baseline_fit_s`` (mean seconds per fit),
-        ``prefer`` (``"medspt"``, ``"baseline"`` or ``"either"``) and ``sentence``.
+        ``metric``; ``mean`` / ``baseline_mean``: the mean of ``metric`` over fold × seed
+        rows, the summary table's ``mean``; ``pooled`` / ``baseline_pooled``: the metric
+        of the pooled out-of-fold predictions, seeds averaged (NaN when the test runs over
+        folds); ``diff``: the tested difference (of the pooled metrics over subjects, else
+        the mean over folds of seed-averaged differences) with its 95 % interval
+        ``ci_low`` / ``ci_high``, ``p`` (over ``n`` subjects, or folds: ``unit``) and
+        ``p_holm`` (Holm over the ``n_comparisons`` comparisons of the table); ``fit_s`` /
+        ``baseline_fit_s`` (mean seconds per fit); ``prefer`` (``"medspt"``,
+        ``"baseline"`` or ``"either"``, :func:`preference`) and ``sentence``, written from
+        ``prefer`` (:func:`_sentence`).
     """
     present = baseline_configs(results)
     if baseline is None:
@@ -93,7 +113,9 @@ def versus_baseline(
     elif baseline not in present:
         raise InputError(f"baseline {baseline!r} has no rows in the results; have {present}")
     frame, key, why = versus_frame(results)
-    c = compare_pair(frame, key, (baseline, np.nan), metric)
+    if table is None:
+        table = comparison_table(results, metric=metric)
+    c = _versus_row(table, key, baseline)
     subjects = c["n_subjects"] > 0
     pick = "subject" if subjects else "fold"
     out = {
@@ -101,22 +123,38 @@ def versus_baseline(
         "chosen": why,
         "baseline": baseline,
         "metric": metric,
-        # the pooled out-of-fold metric when the test runs over subjects (what the
-        # difference is of), else the mean over fold x seed rows
-        "mean": c["pooled"] if subjects else c["mean"],
-        "baseline_mean": c["versus_pooled"] if subjects else c["versus_mean"],
-        "diff": c[f"{pick}_diff"],
-        "ci_low": c[f"{pick}_ci_low"],
-        "ci_high": c[f"{pick}_ci_high"],
-        "p": c[f"{pick}_p"],
+        # the summary table's numbers (mean over fold x seed rows), so that a reader
+        # finds the sentence's scores in the table
+        "mean": float(c["mean"]),
+        "baseline_mean": float(c["versus_mean"]),
+        "pooled": float(c["pooled"]),
+        "baseline_pooled": float(c["versus_pooled"]),
+        "diff": float(c[f"{pick}_diff"]),
+        "ci_low": float(c[f"{pick}_ci_low"]),
+        "ci_high": float(c[f"{pick}_ci_high"]),
+        "p": float(c[f"{pick}_p"]),
+        "p_holm": float(c["p_holm"]),
+        "n_comparisons": len(table),
         "n": int(c["n_subjects"] if subjects else c["n_folds"]),
         "unit": "subjects" if subjects else "folds",
         "fit_s": _fit_seconds(frame, key),
         "baseline_fit_s": _fit_seconds(frame, (baseline, np.nan)),
     }
-    out["prefer"] = _prefer(out["ci_low"], out["ci_high"])
+    out["prefer"] = preference(out["ci_low"], out["ci_high"], out["p_holm"])
     out["sentence"] = _sentence(out)
     return out
+
+
+def _versus_row(table: pd.DataFrame, key: tuple[str, float], baseline: str) -> pd.Series:
+    """The comparison table's row of medspt's side ``key`` against ``baseline``."""
+    same = (table["config"] == key[0]) & (table["versus"] == baseline)
+    same &= table["depth"].isna() if pd.isna(key[1]) else table["depth"] == key[1]
+    if not same.any():
+        raise InputError(
+            f"the comparison table has no row of {key[0]!r} against {baseline!r}: pass "
+            "table=comparison_table(results) with its default pairs, or leave table out"
+        )
+    return table[same].iloc[0]
 
 
 def _fit_seconds(results: pd.DataFrame, key: tuple[str, float]) -> float:
@@ -124,46 +162,82 @@ def _fit_seconds(results: pd.DataFrame, key: tuple[str, float]) -> float:
     return float(rows["wall_time_s"].mean()) if "wall_time_s" in rows and len(rows) else np.nan
 
 
-def _prefer(low: float, high: float) -> str:
-    """Only an interval that excludes zero names a winner."""
-    if np.isfinite(low) and low > 0:
-        return "medspt"
-    if np.isfinite(high) and high < 0:
-        return "baseline"
-    return "either"
+def preference(low: float, high: float, p: float) -> str:
+    """Which to prefer: ``"medspt"`` or ``"baseline"`` only when the difference has a
+    claimed direction (its printed interval on one side of zero and the corrected
+    ``p`` below 0.05, :func:`medspt.evaluation.markdown_tables.claimed_direction`),
+    else ``"either"``."""
+    return {1: "medspt", -1: "baseline", 0: "either"}[claimed_direction(low, high, p)]
 
 
 def _sentence(v: dict) -> str:
+    """The one-sentence answer, opened by the verdict of ``v["prefer"]`` and nothing else:
+    "Prefer medspt", "Prefer <baseline>" or "No clear winner" (which never says prefer)."""
     base = display_name(v["baseline"])
-    who = f"medspt ({v['medspt']}, {v['chosen']})"
-    nice = v["metric"].replace("_", " ")
-    numbers = (
-        f"{v['mean']:.3f} against {v['baseline_mean']:.3f} {nice}, a difference of "
-        f"{v['diff']:+.3f} (95 % CI {v['ci_low']:+.3f} to {v['ci_high']:+.3f}, "
-        f"p = {v['p']:.3g}, {v['n']} {v['unit']} paired)"
-    )
-    cost = f"{base} fits in {v['baseline_fit_s']:.1f} s, medspt in {v['fit_s']:.1f} s"
     if not np.isfinite(v["diff"]):
         return f"No paired comparison of medspt with {base} was possible on these results."
-    if v["prefer"] == "medspt":
-        return f"Prefer medspt on this data: {who} scores {numbers}; the interval lies above zero."
-    if v["prefer"] == "baseline":
-        return (
-            f"Prefer {base} on this data: {who} scores {numbers}; the interval lies below "
-            f"zero ({cost})."
-        )
+    verdict = {
+        "medspt": "Prefer medspt on this data",
+        "baseline": f"Prefer {base} on this data",
+        "either": "No clear winner on this data",
+    }[v["prefer"]]
+    return f"{verdict}: {_numbers(v)}; {_evidence(v)}. {_cost(v)}".rstrip(" .") + "."
+
+
+def _numbers(v: dict) -> str:
+    """The scores as the summary table shows them, then the tested difference."""
+    base, nice = display_name(v["baseline"]), v["metric"].replace("_", " ")
+    what = (
+        "the difference of their pooled out-of-fold scores"
+        if v["unit"] == "subjects"
+        else "the mean over folds of their seed-averaged differences"
+    )
+    p = f"Holm p {format_p(v['p_holm'])}" if v["n_comparisons"] > 1 else f"p {format_p(v['p'])}"
     return (
-        f"No clear winner on this data, so prefer the cheaper {base} ({cost}): {who} "
-        f"scores {numbers}; the interval includes zero."
+        f"medspt ({v['medspt']}, {v['chosen']}) scores {v['mean']:.3f} against "
+        f"{v['baseline_mean']:.3f} for {base} ({nice}, mean over folds × seeds, as in the "
+        f"summary table); paired over {v['n']} {v['unit']}, {what} is "
+        f"{format_signed(v['diff'])} (95 % CI {format_signed(v['ci_low'])} to "
+        f"{format_signed(v['ci_high'])}, {p})"
     )
 
 
-def versus_markdown(results: pd.DataFrame, metric: str = "balanced_accuracy") -> str:
+def _evidence(v: dict) -> str:
+    """Why the verdict follows: the interval as printed and, without a direction, the
+    p-value that withholds it."""
+    words = interval_words(v["ci_low"], v["ci_high"])
+    if v["prefer"] != "either" or not np.isfinite(v["p_holm"]) or v["p_holm"] < ALPHA:
+        return words
+    p = "Holm p" if v["n_comparisons"] > 1 else "p"
+    joint = "but" if interval_side(v["ci_low"], v["ci_high"]) in ("above", "below") else "and"
+    return f"{words}, {joint} {p} is not below {ALPHA:g}"
+
+
+def _cost(v: dict) -> str:
+    """Fitting time of both, naming the cheaper one only when the numbers say so."""
+    base = display_name(v["baseline"])
+    mine, theirs = v["fit_s"], v["baseline_fit_s"]
+    if not (np.isfinite(mine) and np.isfinite(theirs)):
+        return ""
+    times = f"{base} fits in {theirs:.1f} s, medspt in {mine:.1f} s"
+    if f"{mine:.1f}" == f"{theirs:.1f}":  # equal as printed: neither is cheaper
+        return times
+    cheaper = base if theirs < mine else "medspt"
+    return f"{times}: {cheaper} is the cheaper to fit"
+
+
+def versus_markdown(
+    results: pd.DataFrame, metric: str = "balanced_accuracy", table: pd.DataFrame | None = None
+) -> str:
     """A section per baseline in ``results``: the one-sentence answer and its numbers
-    (empty without baselines)."""
+    (empty without baselines); ``table``: the declared comparisons, when already
+    computed (:func:`comparison_table`)."""
+    names = baseline_configs(results)
+    if names and table is None:
+        table = comparison_table(results, metric=metric)  # once for every baseline
     lines = []
-    for name in baseline_configs(results):
-        v = versus_baseline(results, name, metric)
+    for name in names:
+        v = versus_baseline(results, name, metric, table)
         lines += [
             f"## medspt or {display_name(name)}?",
             "",

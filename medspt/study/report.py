@@ -12,7 +12,12 @@ from optuna.trial import TrialState
 
 from medspt.baselines import BASELINES
 from medspt.core.errors import InputError
-from medspt.evaluation.comparisons import comparison_table, spt_answer, summarize
+from medspt.evaluation.comparisons import (
+    comparison_table,
+    spt_answer,
+    spt_comparisons,
+    summarize,
+)
 from medspt.evaluation.markdown_tables import TABLE_NOTE, markdown_comparisons, markdown_table
 from medspt.evaluation.plots import plot_accuracy_vs_depth, plot_gain_vs_depth
 from medspt.evaluation.probes import probe_markdown
@@ -129,7 +134,9 @@ def write_report(
     """Write a study's report into ``out``: ``report.md`` (for a clinical reader: what was
     run, the table with chance levels, what each column means, declared comparisons,
     per-class recall and precision, probes, settings), ``results.csv``, ``capacity.csv``,
-    ``accuracy_vs_depth.png``, ``gain_vs_depth.png`` and, when the study kept out-of-fold
+    ``accuracy_vs_depth.png``, ``gain_vs_depth.png`` (SPT against the better label-only
+    control at each depth, the comparisons the report's answer states) with its numbers in
+    ``gain_vs_depth.csv`` and, when the study kept out-of-fold
     predictions, the files of :func:`medspt.evaluation.result_files.write_oof_files`
     (``predictions.csv.gz``, ``subjects.csv``, ``confusion.csv``, ``per_class.csv`` and
     their figures). Returns the paths by name."""
@@ -143,18 +150,24 @@ def write_report(
         "report": out / "report.md",
         "accuracy_vs_depth": out / "accuracy_vs_depth.png",
         "gain_vs_depth": out / "gain_vs_depth.png",
+        "gain_vs_depth_numbers": out / "gain_vs_depth.csv",
     }
     results.to_csv(paths["results"], index=False)
     table.to_csv(paths["capacity"], index=False)
     paths.update(write_oof_files(results, out, compress=True))
     plot_accuracy_vs_depth(table, paths["accuracy_vs_depth"], metric, study.study_name)
-    plot_gain_vs_depth(table, paths["gain_vs_depth"], metric)
+    # one table of declared comparisons feeds the answer, its figure, the comparisons
+    # section and the paired answer against each baseline
+    comparisons = comparison_table(results, metric=metric)
+    plot_gain_vs_depth(
+        spt_comparisons(results, metric, comparisons), paths["gain_vs_depth"], metric
+    )
     attrs = study.user_attrs.get("medspt", {})
     sections = [
         _intro(study, attrs, results, table, metric),
-        spt_answer(results, metric).rstrip(),
-        _comparisons(results, metric),
-        versus_markdown(results, metric).rstrip(),
+        spt_answer(results, metric, comparisons).rstrip(),
+        _comparisons(results, metric, comparisons),
+        versus_markdown(results, metric, comparisons).rstrip(),
         _per_class(results),
         _baseline_section(baselines, metric, results.chance(metric)),
         _probe_section(attrs).rstrip(),
@@ -194,8 +207,10 @@ def _intro(study, attrs: dict, results: Results, table: pd.DataFrame, metric: st
     )
 
 
-def _comparisons(results: Results, metric: str) -> str:
+def _comparisons(results: Results, metric: str, table: pd.DataFrame | None = None) -> str:
     long = (results["config"] == "scratch-long").any()
+    if table is None:
+        table = comparison_table(results, metric=metric)
     return "\n".join(
         [
             "## Declared comparisons",
@@ -208,9 +223,16 @@ def _comparisons(results: Results, metric: str) -> str:
             )
             + " at the same depth. No row is called best: a choice among these rows made "
             "on their test scores would be optimistic (`medspt study refit` chooses on "
-            "validation subjects only).",
+            "validation subjects only)."
+            + (
+                ' "SPT helped" needs SPT to beat the better of scratch and scratch-long at '
+                "its depth (the one with the higher mean); `gain_vs_depth.png` draws those "
+                "rows."
+                if long
+                else ""
+            ),
             "",
-            markdown_comparisons(comparison_table(results, metric=metric), metric).rstrip(),
+            markdown_comparisons(table, metric).rstrip(),
         ]
     )
 
