@@ -357,6 +357,32 @@ def depth_contrasts(name: str, res, metric: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def headline_rows(name: str, res, metric: str, masking: str = "span") -> pd.DataFrame:
+    """The capacity grid's answer at each depth for the default masking, as rows for the
+    clinician's figure (``benchmarks/answer_figure.py``): SPT minus the better label-only
+    control and SPT minus MiniRocket (same folds), paired over subjects (seeds averaged
+    within subjects), each with its 95 % interval and sign-flip p."""
+    from medspt.evaluation.comparisons import compare, primary_estimates
+
+    spt = f"spt-{masking}"
+    nan = float("nan")
+    rows = []
+    for depth in sorted(res.loc[res["config"] == spt, "depth"].dropna().unique()):
+        control = _better_control(res, depth, metric)
+        pairs = [("control", control, depth), ("minirocket", "minirocket", nan)]
+        for role, other, other_depth in pairs:
+            if other is None or not (res["config"] == other).any():
+                continue
+            r = compare(res, (spt, depth), (other, other_depth), metric)
+            rows.append({"protocol": name, "axis": "depth", "x": float(depth), "spt": spt,
+                         "role": role, **r})  # fmt: skip
+    if not rows:
+        return pd.DataFrame()
+    table = pd.DataFrame(rows)
+    table["p"] = table["subject_p"].where(table["n_subjects"] > 0, table["fold_p"])
+    return primary_estimates(table)
+
+
 def depth_contrast_lines(tables: list[pd.DataFrame]) -> list[str]:
     """The depth contrasts of both protocols (:func:`depth_contrasts`), Holm over all of
     them, as Markdown: one sentence that follows the table, then the table."""
@@ -404,9 +430,9 @@ def depth_contrast_lines(tables: list[pd.DataFrame]) -> list[str]:
 
 def _protocol_report(
     name: str, studies: list, metric: str
-) -> tuple[list[str], list[str], list[str], pd.DataFrame]:
-    """The sections of one protocol, its summary lines, the default model's answer and its
-    depth contrasts (:func:`depth_contrasts`)."""
+) -> tuple[list[str], list[str], list[str], dict[str, pd.DataFrame]]:
+    """The sections of one protocol, its summary lines, the default model's answer, and its
+    depth contrasts (:func:`depth_contrasts`) and headline rows (:func:`headline_rows`)."""
     from medspt.study import results_frame
 
     baselines = _read_baselines(name)
@@ -418,6 +444,7 @@ def _protocol_report(
     answers = [_answer(name, s, results[s.study_name], metric) for s in groups["default"][:1]]
     defaults = groups["default"][:1]
     contrasts = [depth_contrasts(name, results[s.study_name], metric) for s in defaults]
+    headlines = [headline_rows(name, results[s.study_name], metric) for s in defaults]
     for key, title in (("default", "the default model"), ("recipe", "the paper recipe")):
         if not groups[key]:
             continue
@@ -451,8 +478,11 @@ def _protocol_report(
             lines.append(f"| {config} | {fmt_series_pm(g[metric])} | {len(g)} |")
         lines += [""]
     lines += _probe_lines(name)
-    contrast = pd.concat(contrasts, ignore_index=True) if contrasts else pd.DataFrame()
-    return lines, summary, [a for a in answers if a], contrast
+    extra = {
+        "contrast": pd.concat(contrasts, ignore_index=True) if contrasts else pd.DataFrame(),
+        "headline": pd.concat(headlines, ignore_index=True) if headlines else pd.DataFrame(),
+    }
+    return lines, summary, [a for a in answers if a], extra
 
 
 def _summary_lines(

@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     t0 = time.perf_counter()
-    sections, skipped, summary, answers, contrasts = [], [], [], [], []
+    sections, skipped, summary, answers, contrasts, headlines = [], [], [], [], [], []
     for name in args.protocols:
         why = _available(name, args.root)
         if why:
@@ -220,15 +220,22 @@ def main(argv: list[str] | None = None) -> int:
                 metric=args.metric,
                 params=_study_params(_params(args)),
             )
-        sec, summ, answer, contrast = _protocol_report(
+        sec, summ, answer, extra = _protocol_report(
             name, _studies(name, study_storage(name, args.storage)), args.metric
         )
         sections += sec
         summary += summ
         answers += answer
-        contrasts.append(contrast)
-    contrasts = [c for c in contrasts if len(c)]
+        contrasts.append(extra["contrast"])
+        headlines.append(extra["headline"])
     depth = depth_contrast_lines(contrasts)
+    headlines = [h for h in headlines if len(h)]
+    if headlines:  # the clinician figure's depth axis, beside the report
+        import pandas as pd
+
+        pd.concat(headlines, ignore_index=True).to_csv(
+            args.out.with_name(args.out.stem + "_headline.csv"), index=False, float_format="%.6g"
+        )
     text = _document(
         args, argv, summary, depth + sections + skipped, time.perf_counter() - t0, answers
     )
