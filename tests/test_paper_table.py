@@ -125,7 +125,7 @@ def test_report_tests_over_subjects_and_compares_the_nested_choice(tmp_path, mon
     pred.assign(config="tsai-minirocket", depth=np.nan).to_csv(
         tmp_path / "baselines_X_mr_predictions.csv.gz", index=False
     )
-    lines, summary, answers = ptr._protocol_report("X", studies, "balanced_accuracy")
+    lines, summary, answers, extra = ptr._protocol_report("X", studies, "balanced_accuracy")
     text = "\n".join(lines)
     assert "### X, channel scaling: tested over subjects" in text
     assert "### X, default model: tested over subjects" in text
@@ -165,6 +165,8 @@ def test_report_tests_over_subjects_and_compares_the_nested_choice(tmp_path, mon
     done = results_frame(studies[1])
     part = ptr._answer("X", studies[1], done[done.seed == 0], "balanced_accuracy")
     assert part.startswith("- **X** (partial: 3 of 6 cells so far): **Did self-pretraining")
+    # headline rows are for the default masking (span), which this grid does not run
+    assert extra["headline"].empty and set(extra) == {"contrast", "headline"}
 
 
 def test_nested_best_never_looks_at_test_scores():
@@ -293,6 +295,10 @@ def test_depth_contrast_compares_gains_over_the_better_control():
     lines = "\n".join(depth_contrast_lines([table]))
     assert "The gain grew with depth for GPD-1 span." in lines
     assert "| GPD-1 | span | scratch / scratch-long | +0.100 | +0.300 | +0.200" in lines
+    head = ptr.headline_rows("GPD-1", res, "balanced_accuracy")
+    assert list(head["x"]) == [1.0, 8.0] and set(head["role"]) == {"control"}  # no MiniRocket
+    assert list(head["versus"]) == ["scratch", "scratch-long"]  # the better one per depth
+    assert head["diff"].round(6).tolist() == [0.1, 0.3] and (head["n_subjects"] == 12).all()
     same = {**shares, ("spt-span", 8): 0.7}  # the same gain at both depths
     res.predictions = pd.concat([_oof(c, d, v) for (c, d), v in same.items()], ignore_index=True)
     text = "\n".join(depth_contrast_lines([depth_contrasts("NE-1", res, "balanced_accuracy")]))
