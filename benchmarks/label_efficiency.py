@@ -469,6 +469,10 @@ def report(out: Path, params: dict, command: str) -> str:
         lines += section(name, res, spt, part, len(table))
         curves[name] = _curve(res, spt)
     plot(curves, out / "label_efficiency.png", spt)
+    # which control is the better one at each share: the clinician's figure reads it here
+    arm = table["versus"].str.rsplit(" @ ", n=1).str[0]
+    best = [better_control(curves[p], f) for p, f in zip(table["protocol"], table["fraction"])]
+    table["better_control"] = arm == pd.Series(best, index=table.index)
     table.to_csv(out / "label_efficiency_comparisons.csv", index=False, float_format="%.6g")
     lines += ["![balanced accuracy against labelled subjects](label_efficiency.png)", ""]
     lines += [f"- command: `{command}`", f"- code: {git_revision(strict=False)}", ""]
