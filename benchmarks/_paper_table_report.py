@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 from _common import RESULTS, fmt_series_pm
+from control_replay import with_refits
 
 from medspt.estimator.metrics import read_predictions
 
@@ -428,6 +429,25 @@ def depth_contrast_lines(tables: list[pd.DataFrame]) -> list[str]:
     return [*lines, ""]
 
 
+def _control_line(name: str, pending: int) -> str:
+    """How far the default grid's scratch-long follows the new control rule."""
+    marks = RESULTS / "control_replay.csv"
+    if not marks.exists():
+        return ""
+    todo = pd.read_csv(marks)
+    todo = todo[todo["protocol"] == name]
+    n, refit = len(todo), int(todo["refit"].sum())
+    state = (
+        "all refitted" if pending == 0 else f"**{pending} not yet refitted** (still the old rule's)"
+    )
+    return (
+        f"*scratch-long* follows the control rule of issue 59 (scratch's early stopping, no "
+        f"epoch kept from inside warm-up): of its {n} fold fits, {n - refit} keep the same "
+        f"epoch under the new rule and stand as stored; {refit} keep another and are "
+        f"refitted: {state} (`control_replay.md`).\n"
+    )
+
+
 def _protocol_report(
     name: str, studies: list, metric: str
 ) -> tuple[list[str], list[str], list[str], dict[str, pd.DataFrame]]:
@@ -438,9 +458,14 @@ def _protocol_report(
     baselines = _read_baselines(name)
     base_pred = _baseline_predictions(name)
     results = {s.study_name: results_frame(s) for s in studies}  # read each study once
+    control = []
+    for s in studies:  # the default grid's scratch-long under the new rule (issue 59)
+        if _is_default(s.study_name, name) and len(results[s.study_name]):
+            results[s.study_name], pending = with_refits(name, results[s.study_name])
+            control.append(_control_line(name, pending))
     groups = _groups(name, studies, results)
     earlier = groups["earlier"]
-    lines, summary = [f"## {name}", ""], []
+    lines, summary = [f"## {name}", "", *control], []
     answers = [_answer(name, s, results[s.study_name], metric) for s in groups["default"][:1]]
     defaults = groups["default"][:1]
     contrasts = [depth_contrasts(name, results[s.study_name], metric) for s in defaults]

@@ -17,6 +17,11 @@ no curves: all their scratch-long fits are rerun (``label_efficiency.py --arms
 scratch-long``).
 
     python benchmarks/control_replay.py
+    MEDSPT_DATA=... python benchmarks/control_replay.py --refit --protocols NE-1
+
+``--refit`` fits the marked fits again under the new rule (``control_refit/<protocol>.csv``
+and predictions, appended, resumable); the capacity report takes them in place of the
+stored ones (:func:`with_refits`) and says how many are still pending.
 """
 
 from __future__ import annotations
@@ -123,10 +128,20 @@ def report(table: pd.DataFrame) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = parser(__doc__)
+    ap = parser(__doc__, "data")
     ap.add_argument("--protocols", nargs="+", default=["GPD-1", "NE-1"])
+    ap.add_argument("--refit", action="store_true",
+                    help="refit the fits control_replay.csv marks (resumable; one process "
+                    "per protocol)")  # fmt: skip
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
+    if args.refit:
+        import torch
+
+        torch.set_num_threads(1)  # one process per protocol on a small machine
+        for p in args.protocols:
+            refit(p, args.data)
+        return 0
     table = pd.concat([replay(p) for p in args.protocols], ignore_index=True)
     table.to_csv(RESULTS / "control_replay.csv", index=False)
     text = report(table)
@@ -137,3 +152,89 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def refit_paths(protocol: str):
+    """Where the refitted scratch-long fold fits of a protocol are appended: rows (CSV)
+    and out-of-fold predictions (one compressed CSV per fit)."""
+    base = RESULTS / "control_refit"
+    return base / f"{protocol}.csv", base / protocol
+
+
+def refit(protocol: str, root=None) -> None:
+    """Refit, under the new control rule, every scratch-long fold fit of the protocol that
+    ``control_replay.csv`` marks (``refit``), each appended as soon as it is done; fits
+    already appended are skipped (resumable)."""
+    import time
+
+    import optuna
+    from _baselines_folds import load_windows
+    from _common import append_csv, git_revision
+    from _paper_table_report import _studies
+
+    from medspt.api import _fit_job  # the fold-fitting step of evaluate, one fit at a time
+
+    todo = pd.read_csv(RESULTS / "control_replay.csv")
+    todo = todo[(todo["protocol"] == protocol) & todo["refit"]]
+    csv, pred_dir = refit_paths(protocol)
+    done = set()
+    if csv.exists():
+        prev = pd.read_csv(csv)
+        done = {(int(d), int(s), int(k)) for d, s, k in prev[["depth", "seed", "fold"]].to_numpy()}
+    revision = git_revision()  # refuses uncommitted code
+    name, ws, folds, _ = load_windows(protocol, root)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    params = {}
+    for study in _studies(protocol, study_storage(protocol)):
+        if study.study_name in set(todo["study"]):
+            params = dict(study.user_attrs["medspt"].get("params", {}))
+    for r in todo.sort_values(["seed", "depth", "fold"]).itertuples():
+        key = (int(r.depth), int(r.seed), int(r.fold))
+        if key in done:
+            continue
+        t0 = time.time()
+        config = dict(config="scratch-long", depth=int(r.depth), masking=None, pretrain=False)
+        row, pred = _fit_job(ws, folds[r.fold], int(r.fold), config, int(r.seed), params)
+        pred_dir.mkdir(parents=True, exist_ok=True)
+        pred.to_csv(pred_dir / f"depth{r.depth}_seed{r.seed}_fold{r.fold}.csv.gz", index=False,
+                    float_format="%.4g")  # fmt: skip
+        append_csv(csv, pd.DataFrame([row]).assign(study=r.study, revision=revision,
+                                                   replaced_epoch=r.stored))  # fmt: skip
+        print(f"{protocol} scratch-long depth {r.depth} seed {r.seed} fold {r.fold}: kept "
+              f"epoch {row['finetune_epoch']} (was {r.stored}), "
+              f"{(time.time() - t0) / 60:.1f} min", flush=True)  # fmt: skip
+
+
+def with_refits(protocol: str, res):
+    """The capacity grid's results ``res`` with its scratch-long fold fits under the new
+    control rule: the refitted ones where ``control_refit/<protocol>.csv`` has them, the
+    stored ones where the rule keeps the same epoch. Returns the results and the number of
+    fold fits still under the old rule (refits not yet run)."""
+    from medspt.api import Results
+    from medspt.estimator.metrics import read_predictions
+
+    marks = RESULTS / "control_replay.csv"
+    if not marks.exists() or res.predictions is None:
+        return res, 0
+    todo = pd.read_csv(marks)
+    todo = todo[(todo["protocol"] == protocol) & todo["refit"]]
+    csv, pred_dir = refit_paths(protocol)
+    rows = pd.read_csv(csv) if csv.exists() else pd.DataFrame(columns=["depth", "seed", "fold"])
+    new = {(int(d), int(s), int(k)) for d, s, k in rows[["depth", "seed", "fold"]].to_numpy()}
+    pending = len({(int(d), int(s), int(k)) for d, s, k in
+                   todo[["depth", "seed", "fold"]].to_numpy()} - new)  # fmt: skip
+    if not new:
+        return res, pending
+
+    def _replaced(frame):
+        long = frame["config"] == "scratch-long"
+        keys = zip(frame["depth"].fillna(-1).astype(int), frame["seed"], frame["fold"])
+        return long.to_numpy() & pd.Series([k in new for k in keys], index=frame.index)
+
+    kept = pd.DataFrame(res)[~_replaced(pd.DataFrame(res)).to_numpy()]
+    added = rows.drop(columns=["study", "revision", "replaced_epoch"], errors="ignore")
+    out = Results(pd.concat([kept, added], ignore_index=True))
+    pred = res.predictions[~_replaced(res.predictions).to_numpy()]
+    files = [read_predictions(f) for f in sorted(pred_dir.glob("*.csv.gz"))]
+    out.predictions = pd.concat([pred, *files], ignore_index=True)
+    return out, pending

@@ -59,3 +59,43 @@ def test_warm_up_epochs_are_skipped_and_the_early_stop_bounds_the_choice():
     # patience 3 stops at epoch 6 (> 10 // 3 and 3 epochs without improvement)
     assert cr.kept_epoch(acc, loss, 100, patience=3, warmup=0.3) == 3
     assert cr.kept_epoch([0.5, 0.5], [2.0, 1.0], 20, patience=None, after_warmup=False) == 2
+
+
+def _frame(config, fold, value):
+    return dict(config=config, depth=1, seed=0, fold=fold, balanced_accuracy=value)
+
+
+def test_refitted_control_fits_replace_the_stored_ones(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from medspt.api import Results
+
+    monkeypatch.setattr(cr, "RESULTS", tmp_path)
+    res = Results([_frame("scratch-long", 0, 0.6), _frame("scratch-long", 1, 0.5),
+                   _frame("scratch", 1, 0.55)])  # fmt: skip
+    res.predictions = pd.DataFrame(
+        [dict(config=c, depth=1, seed=0, fold=k, window=k, subject=f"S{k}", label_code=0,
+              predicted_code=0) for c, k in (("scratch-long", 0), ("scratch-long", 1),
+                                             ("scratch", 1))]
+    )  # fmt: skip
+    marks = [dict(protocol="X", study="paper-X-default", depth=1, seed=0, fold=1, stored=3,
+                  refit=True),
+             dict(protocol="X", study="paper-X-default", depth=1, seed=0, fold=0, stored=20,
+                  refit=False)]  # fmt: skip
+    pd.DataFrame(marks).to_csv(tmp_path / "control_replay.csv")
+    same, pending = cr.with_refits("X", res)
+    assert pending == 1 and same is res  # nothing refitted yet: the stored rows stand
+    csv, pred_dir = cr.refit_paths("X")
+    pred_dir.mkdir(parents=True)
+    pd.DataFrame([dict(_frame("scratch-long", 1, 0.7), study="paper-X-default", revision="abc",
+                       replaced_epoch=3)]).to_csv(csv, index=False)  # fmt: skip
+    new = res.predictions.iloc[[1]].assign(predicted_code=1)
+    new.to_csv(pred_dir / "depth1_seed0_fold1.csv.gz", index=False)
+    out, pending = cr.with_refits("X", res)
+    assert pending == 0
+    long = out[out["config"] == "scratch-long"].set_index("fold")["balanced_accuracy"]
+    assert long.to_dict() == {0: 0.6, 1: 0.7}  # fold 1 refitted, fold 0 as stored
+    assert len(out) == 3 and (out["config"] == "scratch").sum() == 1
+    p = out.predictions
+    assert len(p) == 3
+    assert p.loc[(p["config"] == "scratch-long") & (p["fold"] == 1), "predicted_code"].item() == 1
