@@ -59,6 +59,12 @@ def test_warm_up_epochs_are_skipped_and_the_early_stop_bounds_the_choice():
     # patience 3 stops at epoch 6 (> 10 // 3 and 3 epochs without improvement)
     assert cr.kept_epoch(acc, loss, 100, patience=3, warmup=0.3) == 3
     assert cr.kept_epoch([0.5, 0.5], [2.0, 1.0], 20, patience=None, after_warmup=False) == 2
+    # the run stops once `patience` epochs in a row bring nothing, not one epoch later
+    assert cr.kept_epoch([0.6, 0.5, 0.5, 0.5, 0.9], [1.0] * 5, 50, patience=3,
+                         after_warmup=False) == 1  # fmt: skip
+    # ... and never within the first third of its epochs (epoch 2 of 6 is still inside)
+    assert cr.kept_epoch([0.6, 0.5, 0.9, 0.5, 0.5, 0.5], [1.0] * 6, 60, patience=1,
+                         after_warmup=False) == 3  # fmt: skip
 
 
 def _frame(config, fold, value):
