@@ -56,3 +56,36 @@ def test_plain_scratch_may_still_keep_an_early_epoch():
     assert clf._train_config(0, 8).keep_after_warmup is False
     long = SPTClassifier(pretrain=False, steps_like_spt=True, **kw).fit(X, y, groups)
     assert long._train_config(0, 8).keep_after_warmup is True
+
+
+def _scripted_loop(scores, keep_after_warmup, steps_per_epoch=4, warmup=0.1, patience=None):
+    """The training loop on a one-parameter model whose validation scores are ``scores``
+    (one per epoch): returns the epoch it keeps."""
+    import torch
+
+    from medspt.nn.training import TrainConfig, _fit_loop
+
+    model = torch.nn.Linear(1, 1)
+    params = list(model.parameters())
+    rows = iter(scores)
+
+    def step(idx, gen):
+        return (model.weight**2).sum()
+
+    def evaluate():
+        return {"val_loss": 1.0, "val_balanced_accuracy": next(rows)}
+
+    cfg = TrainConfig(epochs=len(scores), batch_size=1, warmup=warmup, patience=patience,
+                      keep_after_warmup=keep_after_warmup, verbose=False)  # fmt: skip
+    _, kept = _fit_loop(model, params, step, evaluate, steps_per_epoch, cfg, "t",
+                        monitor="val_balanced_accuracy")  # fmt: skip
+    return kept
+
+
+def test_an_epoch_that_ends_exactly_when_warm_up_ends_may_be_kept():
+    # 10 epochs of 4 steps: warm-up is the first 4 steps, so epoch 1 ends as it ends
+    scores = [0.9, 0.5, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6]
+    assert _scripted_loop(scores, keep_after_warmup=True) == 1
+    # with a warm-up of 8 steps, epoch 1 ends inside it and is skipped
+    assert _scripted_loop(scores, keep_after_warmup=True, warmup=0.2) == 3
+    assert _scripted_loop(scores, keep_after_warmup=False, warmup=0.2) == 1
