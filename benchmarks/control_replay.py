@@ -150,10 +150,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 def refit_paths(protocol: str):
     """Where the refitted scratch-long fold fits of a protocol are appended: rows (CSV)
     and out-of-fold predictions (one compressed CSV per fit)."""
@@ -238,3 +234,7 @@ def with_refits(protocol: str, res):
     files = [read_predictions(f) for f in sorted(pred_dir.glob("*.csv.gz"))]
     out.predictions = pd.concat([pred, *files], ignore_index=True)
     return out, pending
+
+
+if __name__ == "__main__":
+    sys.exit(main())
