@@ -35,6 +35,7 @@ __all__ = [
     "figure_history",
     "figure_positional_score",
     "figure_subjects",
+    "gain_caption",
     "gain_points",
     "plot_accuracy_vs_depth",
     "plot_confusion",
@@ -397,6 +398,39 @@ def _gain_caption(points: pd.DataFrame, star_rule: str, better: bool) -> tuple[s
     return f"{head}\n(95 % interval{unit}; * {star_rule})", ylabel
 
 
+def _star_rule(table: pd.DataFrame) -> str:
+    """When a point of :func:`figure_gain_vs_depth` gets its star, in words."""
+    if "versus" in table.columns:
+        return "interval off zero and Holm p < 0.05"
+    return "Holm-adjusted p < 0.05"
+
+
+def gain_caption(table: pd.DataFrame, metric: str = "balanced_accuracy") -> tuple[str, str]:
+    """The title and y label :func:`figure_gain_vs_depth` gives ``table``.
+
+    Parameters
+    ----------
+    table : DataFrame
+        As in :func:`figure_gain_vs_depth`.
+    metric : str
+        Name of the metric, for the y label.
+
+    Returns
+    -------
+    tuple of str
+        The title (lines separated by ``"\\n"``), naming the control every difference is
+        taken against (the better label-only control where ``table`` lists several per
+        row in ``controls``), and the y label.
+    """
+    points = gain_points(table)
+    # spt_comparisons lists the controls each row was chosen from
+    better = "controls" in table.columns and table["controls"].astype(str).str.contains(",").any()
+    head, ylabel = _gain_caption(points, _star_rule(table), bool(better))
+    if points.empty:
+        head = "no configuration with a control at its depth"
+    return head, ylabel.format(metric=_nice(metric))
+
+
 def figure_gain_vs_depth(
     table: pd.DataFrame, metric: str = "balanced_accuracy", title: str | None = None
 ) -> Figure:
@@ -443,14 +477,11 @@ def figure_gain_vs_depth(
     lim = max(0.1, math.ceil(max(reach) * 1.1 / 0.05) * 0.05)  # symmetric: no side favoured
     ax.set_ylim(-lim, lim)
     _style_depth_axis(ax, finite, extra, points["depth"].isna().any())
-    rule = "interval off zero and Holm p < 0.05" if declared else "Holm-adjusted p < 0.05"
-    # spt_comparisons lists the controls each row was chosen from
-    better = "controls" in table.columns and table["controls"].astype(str).str.contains(",").any()
-    head, ylabel = _gain_caption(points, rule, bool(better))
+    rule = _star_rule(table)
+    head, ylabel = gain_caption(table, metric)
     if points.empty:
-        head = "no configuration with a control at its depth"
         ax.text(0.5, 0.5, head, ha="center", va="center", transform=ax.transAxes)
-    ax.set_ylabel(ylabel.format(metric=_nice(metric)))
+    ax.set_ylabel(ylabel)
     ax.set_title(title or head, fontsize=9 if head.count("\n") > 1 else 10)  # 3 lines: smaller
     ax.grid(alpha=0.3)
     if len(points):

@@ -14,12 +14,21 @@ import plotly.graph_objects as go
 
 from medspt.core.errors import InputError
 from medspt.core.urls import redact
+from medspt.evaluation.comparisons import spt_comparisons
 from medspt.evaluation.markdown_tables import markdown_table
+from medspt.evaluation.plots import gain_caption, gain_points
 from medspt.study.grid import study_cells
 from medspt.study.report import capacity_table, results_frame
 from medspt.study.storage import make_storage
 
-__all__ = ["capacity_note", "refresh_note", "serve", "free_port"]
+__all__ = [
+    "accuracy_figure",
+    "capacity_note",
+    "gain_figure",
+    "refresh_note",
+    "serve",
+    "free_port",
+]
 
 
 def refresh_note(study: optuna.Study) -> None:
@@ -35,6 +44,15 @@ def refresh_note(study: optuna.Study) -> None:
     table = capacity_table(results, metric)
     optuna_dashboard.save_note(study, capacity_note(study.study_name, attrs, results, table))
 
+    acc = accuracy_figure(table, metric)
+    optuna_dashboard.save_plotly_graph_object(study, acc, graph_object_id="accuracy_vs_depth")
+    gain = gain_figure(results, metric)
+    optuna_dashboard.save_plotly_graph_object(study, gain, graph_object_id="gain_vs_depth")
+
+
+def accuracy_figure(table: pd.DataFrame, metric: str = "balanced_accuracy") -> go.Figure:
+    """The dashboard's ``accuracy_vs_depth``: mean ± std of ``metric`` per configuration
+    against depth, from a :func:`medspt.study.capacity_table`."""
     acc = go.Figure()
     for config, g in table.groupby("config", sort=False):
         acc.add_trace(
@@ -47,16 +65,62 @@ def refresh_note(study: optuna.Study) -> None:
             )
         )
     acc.update_layout(title=f"{metric} vs depth", xaxis_title="depth", yaxis_title=metric)
-    optuna_dashboard.save_plotly_graph_object(study, acc, graph_object_id="accuracy_vs_depth")
-    gain = go.Figure()
-    for config, g in table[table["config"] != "scratch"].groupby("config", sort=False):
-        gain.add_trace(
-            go.Scatter(x=g["depth"], y=g["gain_vs_scratch"], mode="lines+markers", name=config)
+    return acc
+
+
+def gain_figure(
+    results: pd.DataFrame,
+    metric: str = "balanced_accuracy",
+    comparisons: pd.DataFrame | None = None,
+) -> go.Figure:
+    """The dashboard's ``gain_vs_depth``: the comparisons the study report states and
+    draws in ``gain_vs_depth.png``, each SPT configuration against the better label-only
+    control at its depth (:func:`medspt.evaluation.comparisons.spt_comparisons`).
+
+    Parameters
+    ----------
+    results : DataFrame
+        The study's rows (:func:`medspt.study.results_frame`).
+    metric : str
+        The metric compared.
+    comparisons : DataFrame, optional
+        The declared comparisons of ``results``
+        (:func:`medspt.evaluation.comparisons.comparison_table`), when already computed.
+
+    Returns
+    -------
+    go.Figure
+        One trace per SPT configuration: the tested difference (``y``) against depth with
+        its 95 % interval as error bars, a star marker where ``gain_vs_depth.png`` stars
+        the point, the control of each point in ``customdata`` and its hover text, and the
+        title of ``gain_vs_depth.png``, which names the control.
+    """
+    rows = spt_comparisons(results, metric, comparisons)
+    points = gain_points(rows)
+    head, ylabel = gain_caption(rows, metric)
+    fig = go.Figure()
+    for config, g in points.groupby("config", sort=False):
+        fig.add_trace(
+            go.Scatter(
+                x=g["depth"],
+                y=g["diff"],
+                error_y=dict(
+                    type="data",
+                    symmetric=False,
+                    array=(g["high"] - g["diff"]).clip(lower=0).fillna(0),
+                    arrayminus=(g["diff"] - g["low"]).clip(lower=0).fillna(0),
+                ),
+                customdata=g["versus"],
+                hovertemplate="depth %{x}: %{y:+.3f} vs %{customdata}",
+                # a star where the report's figure stars the point (a claimed direction)
+                marker=dict(symbol=["star" if s else "circle" for s in g["star"]], size=9),
+                mode="lines+markers",
+                name=config,
+            )
         )
-    gain.update_layout(
-        title="gain over scratch vs depth", xaxis_title="depth", yaxis_title=f"Δ {metric}"
-    )
-    optuna_dashboard.save_plotly_graph_object(study, gain, graph_object_id="gain_vs_depth")
+    fig.add_hline(y=0, line_dash="dash", line_color="black")
+    fig.update_layout(title=head.replace("\n", "<br>"), xaxis_title="depth", yaxis_title=ylabel)
+    return fig
 
 
 def free_port(host: str = "127.0.0.1") -> int:
