@@ -123,6 +123,15 @@ def test_demo_quick_writes_table_and_plot(tmp_path, capsys):
     assert len(res) == 8
     assert set(res["config"]) == {"scratch", "scratch-long", "spt-span", "minirocket"}
     assert "## medspt or MiniRocket?" in text  # the paired answer, printed
+    # the SPT answer is printed as summary.md states it, and after the numbers the demo
+    # says again that they are about synthetic data and where the others are
+    summary = (out / "summary.md").read_text()
+    answer = next(line for line in text.splitlines() if "**Did self-pretraining help?**" in line)
+    assert answer in summary
+    versus = text[text.index("## medspt or MiniRocket?") :].splitlines()[2]
+    assert versus in summary
+    tail = " ".join(text[text.rindex("| – | minirocket |") :].split())  # lines wrapped at 78
+    assert "benchmarks/results/public_sets.md" in tail and "MiniRocket leads or ties" in tail
     pred = pd.read_csv(out / "predictions.csv")
     assert len(pred) == res["n_test"].sum()
     subjects = pd.read_csv(out / "subjects.csv")

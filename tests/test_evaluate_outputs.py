@@ -20,11 +20,11 @@ TINY = dict(d_model=8, n_heads=2, epochs=2, pretrain_epochs=1, batch_size=64, mi
 
 
 def one_label_per_subject(seed: int = 0) -> pd.DataFrame:
-    """Demo recordings with each subject keeping one class (S01 lag, S02 lead, ...):
+    """Demo recordings with each subject keeping one class (S01 even, S02 fall, ...):
     subject-level labels exist, and classes are imbalanced (6 : 4 : 2 subjects)."""
     df = make_demo_frame(seed=seed)
     subjects = sorted(df["subject"].unique())
-    wanted = dict(zip(subjects, ["lag"] * 6 + ["lead"] * 4 + ["sync"] * 2))
+    wanted = dict(zip(subjects, ["even"] * 6 + ["fall"] * 4 + ["rise"] * 2))
     # each stretch of one label becomes a recording of its own, so keeping one label
     # leaves no gaps inside a recording
     stretch = (df["label"] != df["label"].shift()).cumsum()
@@ -77,7 +77,7 @@ def test_results_chance_counts_each_window_once_and_subjects_for_subject_accurac
     assert res.chance("accuracy")["majority"] == pytest.approx(share)
     per_subject = one.groupby("subject")["label_code"].first().value_counts(normalize=True).max()
     assert res.chance("subject_accuracy")["majority"] == pytest.approx(per_subject)
-    assert per_subject == pytest.approx(0.5)  # 6 of 12 subjects are "lag"
+    assert per_subject == pytest.approx(0.5)  # 6 of 12 subjects are "even"
     table = medspt.summarize(res)
     np.testing.assert_allclose(table["chance_majority"], 1 / 3)
     text = markdown_table(table)
@@ -209,14 +209,14 @@ def test_cli_evaluate_writes_tables_figures_and_the_refitted_model(tmp_path, cap
     conf = pd.read_csv(out / "confusion.csv")
     assert set(conf["config"]) == {"scratch", "spt-span", "minirocket"}
     assert conf.groupby("config")["count"].sum().eq(len(pred) / 3).all()
-    assert set(pd.read_csv(out / "per_class.csv")["class"]) == {"lag", "lead", "sync"}
+    assert set(pd.read_csv(out / "per_class.csv")["class"]) == {"even", "fall", "rise"}
     summary = (out / "summary.md").read_text()
     assert "**gain vs scratch**" in summary and "*scratch*: trained on the labels only" in summary
     assert "ALiBi" not in summary and "scratch-long" not in summary  # not run here
     answer = "**Did self-pretraining help?** SPT was compared with training from scratch"
     assert answer in summary and answer in printed and "A fit with SPT took" in summary
     assert "## medspt or MiniRocket?" in summary and "*minirocket*: aeon's MiniRocket" in summary
-    assert "recall lag" in (out / "per_class.md").read_text()
+    assert "recall even" in (out / "per_class.md").read_text()
     for png in ("confusion/scratch_depth1.png", "subjects/spt-span_depth1.png",
                 "gain_vs_depth.png", "model.history.png"):  # fmt: skip
         assert (out / png).read_bytes()[:4] == b"\x89PNG"

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 import medspt
-from medspt.data.synthetic import make_demo_frame
+from medspt.data.synthetic import make_phase_frame
 
 DATA = Path(__file__).parent / "data"
 
@@ -17,7 +17,7 @@ DATA = Path(__file__).parent / "data"
 def test_fixture_model_predicts_what_it_predicted_when_saved():
     clf = medspt.load(DATA / "fixture_model.safetensors")
     stored = np.load(DATA / "fixture_predictions.npz", allow_pickle=False)
-    ws = clf.frame_windows(make_demo_frame(seed=0))
+    ws = clf.frame_windows(make_phase_frame(seed=0))  # the demo data of its time
     np.testing.assert_array_equal(ws.meta["start"].to_numpy(), stored["starts"])
     np.testing.assert_array_equal(ws.X[:8], stored["X"])
     np.testing.assert_allclose(clf.predict_proba(ws.X), stored["proba"], rtol=0, atol=1e-6)

@@ -60,7 +60,7 @@ def test_report_explains_only_what_was_run(study, tmp_path):
     # balanced accuracy: both chance levels are 1/3 with the demo's three classes
     assert "| – | *chance* (majority class = uniform guess) | 0.333 |" in text
     assert "| setting | value |" in text and "| grid.depths | 1, 2 |" in text
-    assert "## Per class" in text and "recall lag" in text
+    assert "## Per class" in text and "recall even" in text
     assert paths["confusion/scratch_depth2"].read_bytes()[:4] == b"\x89PNG"
     conf = np.loadtxt(paths["confusion"], delimiter=",", skiprows=1, usecols=-1)
     pred_rows = sum(1 for _ in __import__("gzip").open(paths["predictions"])) - 1
