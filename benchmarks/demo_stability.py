@@ -22,7 +22,7 @@ from _common import git_revision, machine
 from medspt.cli.commands import main as medspt_main
 
 RESULTS = Path(__file__).parent / "results"
-CHANCE = 1 / 3  # three balanced classes (lag / lead / sync)
+CHANCE = 1 / 3  # three classes (even / fall / rise), balanced accuracy
 MARGIN = 0.15  # "above chance": at least this far above it on every fold
 
 
@@ -61,7 +61,8 @@ def main() -> None:
         [
             f"# `medspt demo{' --quick' if args.quick else ''}`: stable across seeds?",
             "",
-            f"Seeds {args.seeds}, 3 folds each; chance {CHANCE:.3f}, margin {MARGIN}. "
+            f"Seeds {args.seeds}, {rows['fold'].nunique()} folds each; chance {CHANCE:.3f}, "
+            f"margin {MARGIN}. "
             f"Revision {git_revision()}; "
             + ", ".join(f"{k} {v}" for k, v in machine().items())
             + f". Written by `{cmd}`.",

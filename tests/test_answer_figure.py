@@ -52,8 +52,7 @@ def test_the_sentences_follow_the_intervals():
     assert second.startswith("With labels from only 10%, 25% of the training subjects")
     assert (
         "control ranged from +0.020 to +0.040 (above zero after Holm's correction over both "
-        "protocols' comparisons: GPD-1 at 10% labelled)"
-        in second
+        "protocols' comparisons: GPD-1 at 10% labelled)" in second
     )
     assert "from -0.050 to -0.020 (never ahead with an interval above zero)" in second
     assert third.startswith("At the default depth 2 with all labels, the default Transformer "
