@@ -39,6 +39,7 @@ RENAMED = {
     "scratch": "--no-scratch",  # inverted flags of the grids: on unless switched off
     "scratch_long": "--no-scratch-long",
     "diagnostics": "--no-diagnostics",
+    "probes": "--no-probes",
     "study_name": "--study",  # as in `medspt study worker --study NAME`
 }
 # the grids (evaluate, study run) set these per cell; they take lists instead
@@ -57,6 +58,7 @@ DEST_TO_API = {
     "no_scratch": "scratch",
     "no_scratch_long": "scratch_long",
     "no_diagnostics": "diagnostics",
+    "no_probes": "probes",
     "study": "study_name",
 }
 

@@ -150,7 +150,7 @@ def cmd_demo(a) -> int:
         **({"min_steps": 0} if a.quick else {}),  # the package's default recipe otherwise
     )
     df = make_demo_frame(n_subjects=DEMO_SUBJECTS, seed=a.seed)
-    results = demo_evaluate(df, a.folds, options, verbose=not a.quiet)
+    results = _demo_evaluate(df, a.folds, options, verbose=not a.quiet)
     out = Path(a.out)
     metric = "balanced_accuracy"
     table = _write_results(results, out, metric, "SYNTHETIC demo data: balanced accuracy vs depth")
@@ -167,15 +167,16 @@ def cmd_demo(a) -> int:
     return 0
 
 
-def demo_evaluate(df, folds: int, options: dict, verbose: bool = True):
+def _demo_evaluate(df, folds: int, options: dict, verbose: bool = True):
     """:func:`medspt.evaluate` of the demo frame in 4-s windows on ``folds`` subject-wise
     folds, each fold fitted in a process of its own with one PyTorch thread.
 
-    The demo's model is small: one process whose two threads share each optimizer step
-    gains little from the second core, while folds side by side use both, which makes
-    the demo about twice as fast on 2 cores. Every fit runs on one thread whatever the
-    machine, so a seed gives the same numbers on any number of cores (one core: the
-    folds one after another, in this process).
+    The demo's model is small: a step on two threads takes about three quarters of its
+    time on one, so one process leaves half of two cores' work undone, while folds side
+    by side use both (two folds on two cores: about two thirds of the time of one
+    process with two threads). Every fit runs on one thread whatever the machine, so a
+    seed gives the same numbers on any number of cores (one core: the folds one after
+    another, in this process).
 
     Parameters
     ----------
@@ -197,8 +198,6 @@ def demo_evaluate(df, folds: int, options: dict, verbose: bool = True):
         and confound probes.
     """
     import os
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from multiprocessing import get_context
 
     import pandas as pd
 
@@ -215,19 +214,16 @@ def demo_evaluate(df, folds: int, options: dict, verbose: bool = True):
     # fold's time, where two processes would leave the third fold to run alone
     workers = 1 if (cores or 1) < 2 else min(len(splits), 2 * cores)
     t0 = time.perf_counter()
-    parts: dict[int, tuple] = {}
+    if verbose:
+        at_once = "one after another" if workers == 1 else f"{workers} at a time"
+        print(f"fitting {len(splits)} folds, {at_once} ...", flush=True)
     if workers == 1:
+        parts = {}
         for k, fold in enumerate(splits):
             parts[k] = _demo_fold(ws, fold, options)
             _fold_done(k, len(splits), t0, verbose)
     else:
-        # spawn, not fork: a forked child of a process whose PyTorch threads have started
-        # can hang
-        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-            running = {pool.submit(_demo_fold, ws, f, options): k for k, f in enumerate(splits)}
-            for done in as_completed(running):
-                parts[running[done]] = done.result()
-                _fold_done(running[done], len(splits), t0, verbose)
+        parts = _demo_folds_apart(ws, splits, options, workers, t0, verbose)
     # fold k's evaluate numbered its only fold 0
     rows = [parts[k][0].assign(fold=k) for k in range(len(splits))]
     results = Results(pd.concat(rows, ignore_index=True))
@@ -265,6 +261,81 @@ def _demo_fold(ws, fold, options: dict) -> tuple:
         torch.set_num_threads(threads)
     said = [(w.category, str(w.message)) for w in caught]
     return pd.DataFrame(res), res.predictions, res.classes, said
+
+
+def _demo_folds_apart(ws, splits: list, options: dict, workers: int, t0: float, verbose: bool):
+    """:func:`_demo_fold` for every fold, each in a fresh Python process (``workers`` at a
+    time), and their results by fold number.
+
+    Plain child processes that import medspt themselves, not :mod:`multiprocessing`: its
+    spawned workers import the caller's main module again, which fails for a script read
+    from stdin and re-runs an unguarded script, and forking a process whose PyTorch
+    threads have started can hang. Inputs and results pass through files in a private
+    temporary folder; a fold's error is raised here."""
+    import os
+    import pickle
+    import subprocess
+    import tempfile
+
+    entry = "from medspt.cli.commands import _demo_worker; _demo_worker()"
+    # one thread per process, also for libraries that read these before PyTorch starts
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    parts: dict[int, tuple] = {}
+    with tempfile.TemporaryDirectory(prefix="medspt-demo-") as tmp:
+        folder = Path(tmp)
+        waiting, running = list(range(len(splits))), {}
+        try:
+            while waiting or running:
+                while waiting and len(running) < workers:
+                    k = waiting.pop(0)
+                    (folder / f"{k}.in").write_bytes(pickle.dumps((ws, splits[k], options)))
+                    with open(folder / f"{k}.err", "wb") as err:
+                        args = [sys.executable, "-c", entry, str(folder / f"{k}.in")]
+                        args.append(str(folder / f"{k}.out"))
+                        running[k] = subprocess.Popen(args, env=env, stderr=err)
+                for k, proc in list(running.items()):
+                    if proc.poll() is None:
+                        continue
+                    del running[k]
+                    parts[k] = _demo_result(folder, k, proc.returncode)
+                    _fold_done(k, len(splits), t0, verbose)
+                time.sleep(0.1)
+        finally:
+            for proc in running.values():  # an error or Ctrl-C: stop the other folds
+                proc.kill()
+                proc.wait()
+    return parts
+
+
+def _demo_result(folder: Path, k: int, returncode: int) -> tuple:
+    """Fold ``k``'s result from its process, or the error it raised (raised here)."""
+    import pickle
+
+    out = folder / f"{k}.out"
+    if returncode != 0 or not out.exists():
+        tail = (folder / f"{k}.err").read_text(errors="replace")[-2000:]
+        raise RuntimeError(f"demo fold {k + 1} stopped (exit code {returncode}):\n{tail}")
+    status, value = pickle.loads(out.read_bytes())
+    if status == "error":
+        raise value
+    return value
+
+
+def _demo_worker() -> None:
+    """Entry point of one demo fold's process: :func:`_demo_fold` on the pickled inputs
+    in ``sys.argv[1]``, its result (or the error it raised) pickled to ``sys.argv[2]``."""
+    import pickle
+
+    ws, fold, options = pickle.loads(Path(sys.argv[1]).read_bytes())
+    try:
+        result = ("ok", _demo_fold(ws, fold, options))
+    except Exception as e:  # raised again by the calling process
+        result = ("error", e)
+    try:
+        data = pickle.dumps(result)
+    except Exception:  # an error that cannot be pickled: its text
+        data = pickle.dumps(("error", RuntimeError(f"{type(result[1]).__name__}: {result[1]}")))
+    Path(sys.argv[2]).write_bytes(data)
 
 
 def _fold_done(k: int, n: int, t0: float, verbose: bool) -> None:
@@ -404,6 +475,7 @@ def cmd_evaluate(a) -> int:
         unlabelled=uws,
         refit=a.refit,
         metric=a.metric,
+        probes=not a.no_probes,
         verbose=not a.quiet,
         **model_params(a),
     )
@@ -417,7 +489,8 @@ def cmd_evaluate(a) -> int:
     if a.baselines:
         print(versus_markdown(results, a.metric, comparisons))
     # the confound probes evaluate ran on the same folds (_write_results wrote probes.md)
-    print(probe_table_markdown(results.probes))
+    if getattr(results, "probes", None) is not None:
+        print(probe_table_markdown(results.probes))
     print(f"per-fold rows, out-of-fold predictions, paired comparisons and plot in {a.out}")
     return 0
 
@@ -577,6 +650,11 @@ def _add_evaluate(sub) -> None:
     add_unlabelled_arg(p)
     add_grid_args(p, depths=[2], maskings=["span"], seeds=[0])
     add_baseline_args(p)
+    p.add_argument(
+        "--no-probes", action="store_true",
+        help="leave out the confound probes (position, channel means, window levels) "
+        "(default: off: probes run on the same folds)",
+    )  # fmt: skip
     add_model_args(p, grid=True)
     p.add_argument(
         "--cv", type=int, default=5, help="subject-wise cross-validation folds (default: 5)"
