@@ -36,7 +36,7 @@ def test_the_default_model_grid_pins_every_setting_but_the_grids_own():
     # each cell gets its own masking, depth and seed; scratch-long its own budget rule
     assert config_params("spt-block", 4, 2, study)["masking"] == "block"
     long = config_params("scratch-long", 1, 0, study)
-    assert long["steps_like_spt"] is True and long["patience"] is None and long["depth"] == 1
+    assert long["steps_like_spt"] is True and long["patience"] == 10 and long["depth"] == 1
     paper = pt._params(pt.parse_args([]))
     assert pt._suffix(paper) == "" and paper["d_model"] == 64 and "model" not in paper
     # both models' settings pass the study's own checks, with and without scratch-alibi
