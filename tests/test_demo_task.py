@@ -161,12 +161,12 @@ def test_demo_evaluate_gives_what_evaluate_gives_on_one_thread():
     import torch
 
     from medspt import evaluate
-    from medspt.cli.commands import demo_evaluate
+    from medspt.cli.commands import _demo_evaluate
 
     df = make_demo_frame(n_subjects=8, seconds_per_recording=60.0, seed=0)
     tiny = dict(d_model=8, n_heads=2, epochs=2, pretrain_epochs=1, min_steps=0, n_estimators=1)
     options = dict(depths=(1,), maskings=("span",), seeds=(0,), baselines=("minirocket",), **tiny)
-    mine = demo_evaluate(df, 2, options, verbose=False)
+    mine = _demo_evaluate(df, 2, options, verbose=False)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:

@@ -161,6 +161,7 @@ def cmd_demo(a) -> int:
     print(spt_answer(results, metric, comparisons))
     print(versus_markdown(results, metric, comparisons))
     print(textwrap.fill(_DEMO_ELSEWHERE, 78, break_on_hyphens=False))
+    print()
     print(f"(synthetic data) per-fold rows: {out / 'results.csv'}")
     print(f"plot: {out / 'accuracy_vs_depth.png'}   table: {out / 'summary.md'}")
     print(f"finished in {time.perf_counter() - t0:.0f} s")
@@ -554,7 +555,9 @@ def _add_demo(sub) -> None:
         "demo",
         help=COMMANDS["demo"],
         description="evaluate() on built-in synthetic data with the package's default "
-        "model: scratch, scratch-long, SPT and MiniRocket on the same subject-wise folds.",
+        "model: scratch, scratch-long, SPT and MiniRocket on the same subject-wise folds "
+        "(the folds fitted side by side, one process each, on machines with 2 or more "
+        "cores).",
     )
     _out(p, "medspt-demo", "output folder")
     p.add_argument(
@@ -586,7 +589,9 @@ def _add_demo(sub) -> None:
         help="short training (min_steps=0): a first look in about a third of the time "
         "(default: the package's training budget)",
     )
-    p.add_argument("--quiet", action="store_true", help="no progress bar (default: shown)")
+    p.add_argument(
+        "--quiet", action="store_true", help="no line as each fold is done (default: shown)"
+    )
     p.set_defaults(func=cmd_demo)
 
 

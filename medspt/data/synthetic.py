@@ -13,7 +13,7 @@ A ramp wave takes every value between its low and high points equally often what
 its shape, so the classes have the same distribution of values and only the temporal
 shape tells them apart. A convolution that compares neighbouring samples sees it, so
 both the Transformer and a convolutional baseline such as MiniRocket can in principle
-solve the task (MiniRocket scores about 0.96 balanced accuracy on the demo's folds).
+solve the task (MiniRocket scores 0.96-0.99 balanced accuracy on held-out subjects).
 Subjects differ in rhythm, amplitude, sensor offsets and a slight lean of every cycle,
 so a model must generalise across subjects, which subject-wise cross-validation
 measures. ``emg`` is bursty noise that carries no class. Labels change inside a
