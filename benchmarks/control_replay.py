@@ -201,6 +201,21 @@ def refit(protocol: str, root=None) -> None:
               f"{(time.time() - t0) / 60:.1f} min", flush=True)  # fmt: skip
 
 
+def refit_progress(protocol: str) -> tuple[int, int]:
+    """``(needed, done)``: the capacity grid's scratch-long fold fits of ``protocol`` that
+    the new control rule changes, and how many of them have been refitted."""
+    marks = RESULTS / "control_replay.csv"
+    if not marks.exists():
+        return 0, 0
+    todo = pd.read_csv(marks)
+    todo = todo[(todo["protocol"] == protocol) & todo["refit"]]
+    need = {(int(d), int(s), int(k)) for d, s, k in todo[["depth", "seed", "fold"]].to_numpy()}
+    csv, _ = refit_paths(protocol)
+    rows = pd.read_csv(csv) if csv.exists() else pd.DataFrame(columns=["depth", "seed", "fold"])
+    done = {(int(d), int(s), int(k)) for d, s, k in rows[["depth", "seed", "fold"]].to_numpy()}
+    return len(need), len(need & done)
+
+
 def with_refits(protocol: str, res):
     """The capacity grid's results ``res`` with its scratch-long fold fits under the new
     control rule: the refitted ones where ``control_refit/<protocol>.csv`` has them, the

@@ -244,6 +244,27 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _control_state(protocols: list[str]) -> str:
+    """Which of the grid's scratch-long fits follow issue 59's control rule, per protocol
+    (:func:`control_replay.refit_progress`)."""
+    from control_replay import refit_progress
+
+    parts = []
+    for name in protocols:
+        need, done = refit_progress(name)
+        if need:
+            rest = "all refitted" if done == need else f"{need - done} still under the old rule"
+            parts.append(f"{name}: {need} fits changed by the new rule, {done} refitted ({rest})")
+    if not parts:
+        return "This grid's scratch-long follows the control rule of issue 59:"
+    return (
+        "This grid's scratch-long ran before issue 59's control rule (scratch's early "
+        "stopping, no epoch kept from inside warm-up); the fits that rule changes are "
+        "refitted and replace the stored ones (" + "; ".join(parts) + "; "
+        "`control_replay.md`). Rows not yet refitted are the older control's:"
+    )
+
+
 def _document(
     args: argparse.Namespace,
     argv: list[str],
@@ -273,10 +294,7 @@ def _document(
                 "",
                 "SPT against the better of the two label-only controls (scratch, or the "
                 "compute-matched scratch-long) at each depth and masking, paired over "
-                "subjects. This grid's scratch-long ran under the control's rule before "
-                "issue 59 (every epoch run, the best validation epoch kept); its rerun with "
-                "scratch's early stopping is pending, so read the scratch-long rows as that "
-                "older control:",
+                "subjects. " + _control_state(args.protocols),
                 "",
                 *answers,
                 "",
