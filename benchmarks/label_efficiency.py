@@ -49,6 +49,8 @@ import pandas as pd
 from _baselines_folds import load_windows
 from _common import RESULTS, git_revision, params_hash, parser, probe_line, write_report
 
+from medspt.estimator.defaults import ISSUE_59_HASH
+
 FRACTIONS = (0.1, 0.25, 0.5, 1.0)
 CONTROLS = ("scratch", "scratch-long")
 BASELINE_ARMS = ("minirocket", "multirocket-hydra")
@@ -440,9 +442,9 @@ def plot(curves: dict[str, pd.DataFrame], path: Path, spt: str) -> None:
     plt.close(fig)
 
 
-def report(out: Path, params: dict, command: str) -> str:
+def report(out: Path, params: dict, command: str, defaults: str | None = None) -> str:
     spt = _spt(params)
-    defaults = params_hash(params)
+    defaults = defaults or params_hash(params)
     lines = [
         "# Label efficiency: SPT when labels are scarce",
         "",
@@ -492,6 +494,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--params", default="{}", help="JSON of SPTClassifier settings (default: {})")
     ap.add_argument("--out", type=Path, default=RESULTS, help="results folder (default: results/)")
     ap.add_argument("--report-only", action="store_true", help="rewrite the report only")
+    ap.add_argument("--defaults", default=ISSUE_59_HASH,
+                    help="report the cells run under this defaults hash (default: "
+                    f"{ISSUE_59_HASH}, the default frozen in issue 59, before issue 60's "
+                    "instance floor; its cells run from a checkout of that code)")  # fmt: skip
     args = ap.parse_args(argv)
     params = json.loads(args.params)
     if not isinstance(params, dict):
@@ -499,6 +505,14 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(args.arms or ()) - set(arms(params))
     if unknown:
         ap.error(f"--arms: unknown {sorted(unknown)}; choose from {list(arms(params))}")
+    if not args.report_only and args.protocol and params_hash(params) != args.defaults:
+        ap.error(
+            f"this code's defaults hash is {params_hash(params)}, but the cells reported are "
+            f"those of {args.defaults}: resume them from a checkout of that code (for "
+            f"{ISSUE_59_HASH}: `git worktree add ../le 5202d67`, run there with "
+            f"PYTHONPATH=../le), or start a set of cells under today's defaults with "
+            f"--defaults {params_hash(params)}"
+        )
     if not args.report_only:
         import torch
 
@@ -506,7 +520,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.protocol:
             run(name, args.data, args.fractions, args.seeds, params, args.out, args.arms)
     command = "python benchmarks/label_efficiency.py " + " ".join(argv or sys.argv[1:])
-    write_report(args.out / "label_efficiency.md", report(args.out, params, command))
+    write_report(args.out / "label_efficiency.md", report(args.out, params, command, args.defaults))
     return 0
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # what the lazy names are, for readers and type checkers
     from medspt.data.windowset import WindowSet, from_arrays, make_windows
     from medspt.estimator.classifier import FramePredictions, SPTClassifier
     from medspt.estimator.persistence import load
+    from medspt.evaluation.report_folder import write_results
     from medspt.evaluation.versus import compare
 
 _EXPORTS = {
@@ -31,6 +32,7 @@ _EXPORTS = {
     "fit_spt": "medspt.api",
     "evaluate": "medspt.api",
     "compare": "medspt.evaluation.versus",
+    "write_results": "medspt.evaluation.report_folder",
     "summarize": "medspt.api",
     "comparison_table": "medspt.api",
     "subject_folds": "medspt.core.splits",
@@ -49,6 +51,7 @@ __all__ = [
     "fit_spt",
     "evaluate",
     "compare",
+    "write_results",
     "summarize",
     "comparison_table",
     "subject_folds",

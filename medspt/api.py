@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import difflib
 import inspect
-import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter
 
@@ -22,7 +21,8 @@ from tqdm.auto import tqdm
 from medspt.baselines import BASELINES, RocketBaseline, check_baselines, make_baseline
 from medspt.core.errors import InputError
 from medspt.core.splits import check_folds, subject_folds
-from medspt.data.windowing import to_samples
+from medspt.core.warn import once_per_call, warn
+from medspt.data.windowing import samples_as_given, to_samples
 from medspt.data.windowset import WindowSet, WindowSpec, from_arrays, make_windows
 from medspt.estimator.classifier import SPTClassifier
 from medspt.estimator.metrics import classification_metrics, predictions_frame
@@ -35,6 +35,7 @@ from medspt.evaluation.markdown_tables import (
 )
 from medspt.evaluation.probes import probe_table
 from medspt.evaluation.results import Results
+from medspt.evaluation.run_cost import evaluation_estimate
 from medspt.evaluation.selection import (
     SELECTION_RULE,
     choose_configuration,
@@ -156,6 +157,7 @@ def windows_from(
     stride: int | str | None = None,
     max_missing: float = 0.5,
     drop_short: bool = False,
+    strict: bool = False,
 ) -> tuple[WindowSet, WindowSpec | None]:
     """Turn a long DataFrame, a WindowSet or arrays into a WindowSet (+ how it was cut)."""
     if isinstance(data, WindowSet):
@@ -174,6 +176,7 @@ def windows_from(
             fs=fs,
             max_missing=max_missing,
             drop_short=drop_short,
+            strict=strict,
         )
         win = ws.X.shape[2]
         step = to_samples(stride, ws.fs, "stride") if stride is not None else win
@@ -198,6 +201,7 @@ def windows_from(
     return from_arrays(data, y, groups, channels=channels, fs=fs), None
 
 
+@once_per_call
 def fit_spt(
     df,
     *,
@@ -211,6 +215,7 @@ def fit_spt(
     stride: int | str | None = None,
     max_missing: float = 0.5,
     drop_short: bool = False,
+    strict: bool = False,
     unlabelled=None,
     **params,
 ) -> SPTClassifier:
@@ -236,10 +241,19 @@ def fit_spt(
         window (no overlap). ``None``: one case per recording, each of its own length
         (shorter ones padded; the model never attends to padding).
     max_missing : float, default=0.5
-        Windows (or cases) with a larger fraction of missing values are dropped.
+        Windows (or cases) with a larger fraction of missing values (of all their values)
+        are dropped, with one warning naming the subjects and the time left out; isolated
+        missing values within it pass (the model treats them as hidden). A recording is
+        split at a stretch of a window or more without any value (rows missing, or every
+        channel NaN), with one warning; a subject left without any window is dropped with
+        a warning naming it. ``clf.data_summary_`` counts all that.
     drop_short : bool, default=False
-        Drop subjects without one complete window within a label (with a warning)
-        instead of stopping with an error.
+        With ``strict=True``: drop subjects left without any window (with a warning)
+        instead of stopping with an error (without ``strict`` they are always dropped).
+    strict : bool, default=False
+        Stop with an error instead of splitting a recording at a stretch of a window or
+        more without a value (in any channel) and instead of dropping a subject left
+        without any window.
     unlabelled : DataFrame or WindowSet, optional
         Recordings of the same kind without labels (same channel and subject columns; a
         label column, if any, is ignored): cut into windows like ``df``, pretraining
@@ -270,6 +284,7 @@ def fit_spt(
             stride=stride,
             max_missing=max_missing,
             drop_short=drop_short,
+            strict=strict,
         )
     elif isinstance(df, WindowSet):
         ws, spec = df, None
@@ -282,13 +297,14 @@ def fit_spt(
         raise InputError(f"label column {label!r} is needed to fit")
     uws = unlabelled_windows(unlabelled, ws, spec, label=label, subject=subject,
                              recording=recording, time=time, max_missing=max_missing,
-                             drop_short=drop_short)  # fmt: skip
+                             drop_short=drop_short, strict=strict)  # fmt: skip
     clf = SPTClassifier(**params)
     if uws is None:
         clf.fit(ws, groups=ws.groups)
     else:
         clf.fit(ws, groups=ws.groups, X_unlabelled=uws.X, groups_unlabelled=uws.groups)
     clf.frame_spec_ = spec
+    clf.data_summary_.set_dropped(ws.dropped)  # what cutting the table left out or split
     return clf
 
 
@@ -310,12 +326,14 @@ def unlabelled_windows(
         if spec is None or spec.window is None:
             raise InputError(
                 "unlabelled recordings are cut into windows of the labelled ones' length: "
-                "give window= (e.g. '10s'; --window) and a long DataFrame, not window=None"
+                "give a window length (e.g. window='10s') and a long DataFrame, not "
+                "window=None"
             )
         label = read.get("label", "label")
         frame = unlabelled if label in unlabelled.columns else unlabelled.assign(**{label: "?"})
         read = {**read, "channels": list(spec.channels), "fs": spec.fs}
-        uws, _ = windows_from(frame, window=spec.window, stride=spec.stride, **read)
+        with samples_as_given():  # the labelled windows' lengths, in samples
+            uws, _ = windows_from(frame, window=spec.window, stride=spec.stride, **read)
     else:
         raise InputError(
             f"unlabelled must be a long DataFrame or a WindowSet, got {type(unlabelled).__name__}"
@@ -363,7 +381,8 @@ def fit_fold(
     clf = SPTClassifier(**{**params, "verbose": False})
     t0 = perf_counter()
     Xu, gu = unlabelled if unlabelled is not None else (None, None)
-    clf.fit(ws.X[tr], ws.classes[ws.y[tr]], ws.groups[tr], X_unlabelled=Xu, groups_unlabelled=gu)
+    # the windows with their channel names, so that warnings and the summary name them
+    clf.fit(ws.subset(tr), X_unlabelled=Xu, groups_unlabelled=gu)
     wall = perf_counter() - t0
     full, metrics = _score_test(ws, te, clf.classes_, clf.predict_proba(ws.X[te]))
     histories = getattr(clf, "member_histories_", None) or [clf.history_]
@@ -446,6 +465,7 @@ def oof_frame(ws: WindowSet, test_idx: np.ndarray, proba: np.ndarray, **keys) ->
     return predictions_frame(te, ws.groups[te], ws.y[te], proba, ws.classes, **keys)
 
 
+@once_per_call
 def evaluate(
     data,
     y=None,
@@ -468,6 +488,7 @@ def evaluate(
     stride: int | str | None = None,
     max_missing: float = 0.5,
     drop_short: bool = False,
+    strict: bool = False,
     unlabelled=None,
     refit: bool = False,
     metric: str = "balanced_accuracy",
@@ -498,8 +519,9 @@ def evaluate(
         after them, with no depth; summaries and comparison tables set the configuration
         chosen by validation subjects against them, paired over subjects
         (:func:`medspt.evaluation.versus.versus_baseline`).
-    label, subject, recording, time, channels, fs, window, stride, max_missing, drop_short
-        How a DataFrame is read and cut, as in :func:`fit_spt`.
+    label, subject, recording, time, channels, fs, window, stride, max_missing, drop_short, strict
+        How a DataFrame is read and cut, as in :func:`fit_spt`; ``results.dropped``
+        counts what cutting left out or split (``WindowSet.dropped``).
     unlabelled : DataFrame or WindowSet, optional
         Recordings without labels, cut like ``data``: in every fold, SPT pretrains on the
         training windows and the unlabelled ones (``scratch-long`` counts them in its
@@ -542,20 +564,15 @@ def evaluate(
     check_params(params, evaluate, grid=True)
     baselines = check_baselines(baselines)
     read = dict(label=label, subject=subject, recording=recording, time=time,
-                max_missing=max_missing, drop_short=drop_short)  # fmt: skip
+                max_missing=max_missing, drop_short=drop_short, strict=strict)  # fmt: skip
     cut = dict(channels=channels, fs=fs, window=window, stride=stride)
     ws, spec = windows_from(data, y, groups, **cut, **read)
     _check_labels(ws)
     uws = unlabelled_windows(unlabelled, ws, spec, **read)
     configs = _configurations(depths, maskings, scratch, scratch_long, baselines)
     folds = _resolve_folds(cv, ws)
-    extra = [fold_unlabelled(uws, ws.groups[te], k) for k, (_, te) in enumerate(folds)]
-    jobs = [(k, c, s) for k in range(len(folds)) for c in configs for s in seeds]
-    fits = [
-        _fit_job(ws, folds[k], k, c, seed, params, extra[k])
-        for k, c, seed in tqdm(jobs, desc="evaluate", disable=not verbose)
-    ]
-    results = _collect(fits, ws)
+    results = _run_fits(ws, folds, configs, seeds, params, uws, verbose)
+    results.dropped = dict(ws.dropped)  # what cutting the table left out or split
     # the shortcuts' scores on the very folds the models were scored on
     results.probes = probe_table(ws, folds) if probes else None
     if refit:
@@ -568,6 +585,29 @@ def evaluate(
     return results
 
 
+def _run_fits(
+    ws: WindowSet,
+    folds: list,
+    configs: list[dict],
+    seeds: Sequence[int],
+    params: dict,
+    uws: WindowSet | None,
+    verbose: bool,
+) -> Results:
+    """Every configuration with every seed on every fold, after saying what it will
+    cost; the rows and out-of-fold predictions as :class:`Results`."""
+    extra = [fold_unlabelled(uws, ws.groups[te], k) for k, (_, te) in enumerate(folds)]
+    jobs = [(k, c, s) for k in range(len(folds)) for c in configs for s in seeds]
+    if verbose:  # the cost before it is spent
+        n_u = 0 if uws is None else len(uws.X)
+        print(evaluation_estimate(ws, folds, configs, seeds, params, n_u))
+    fits = [
+        _fit_job(ws, folds[k], k, c, seed, params, extra[k])
+        for k, c, seed in tqdm(jobs, desc="evaluate", disable=not verbose)
+    ]
+    return _collect(fits, ws)
+
+
 def fold_unlabelled(
     uws: WindowSet | None, test_groups: np.ndarray, k: int
 ) -> tuple[np.ndarray, np.ndarray] | None:
@@ -578,11 +618,9 @@ def fold_unlabelled(
     held = np.isin(uws.groups, np.unique(test_groups))
     if held.any():
         names = ", ".join(map(str, np.unique(uws.groups[held])))
-        warnings.warn(
+        warn(
             f"fold {k}: unlabelled windows of test subject(s) {names} left out of its "
-            f"pretraining ({int(held.sum())} windows), so no test subject is seen",
-            UserWarning,
-            stacklevel=3,
+            f"pretraining ({int(held.sum())} windows), so no test subject is seen"
         )
     return uws.X[~held], uws.groups[~held]
 

@@ -98,11 +98,11 @@ CASES = {
     ),
     "a channel named twice": (
         lambda f, a: _fit_frame(f, channels=["a", "a"]),
-        "channels has duplicates",
+        r"channels=\['a', 'a'\] names 'a' more than once",
     ),
     "the time column as a channel": (
         lambda f, a: _fit_frame(f, channels=["a", "time"]),
-        "column 'time' cannot be both a channel and a key column",
+        r"column 'time' is the time column and cannot also be a channel; take it out of ch",
     ),
     "rows without a subject": (
         lambda f, a: _fit_frame(f.assign(subject=f["subject"].where(f.index > 3))),

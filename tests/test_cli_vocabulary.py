@@ -220,12 +220,15 @@ def test_run_study_params_are_checked_before_anything_runs(tmp_path):
     assert not (tmp_path / "s.db").exists()  # refused before a storage was made
 
 
-def test_drop_short_is_an_argument_of_the_api(frame):
+def test_drop_short_and_strict_are_arguments_of_the_api(frame):
     short = frame[~((frame["subject"] == "slow0") & (frame["time"] >= 1.0))]
     with pytest.raises(InputError, match="use a shorter window or drop_short=True"):
-        windows_from(short, window="2s")
+        windows_from(short, window="2s", strict=True)
     with pytest.warns(UserWarning, match="1 subject.*dropped"):
-        ws, _ = windows_from(short, window="2s", drop_short=True)
+        ws, _ = windows_from(short, window="2s", drop_short=True, strict=True)
+    assert "slow0" not in set(ws.groups) and len(np.unique(ws.groups)) == 5
+    with pytest.warns(UserWarning, match="1 subject.*dropped: 'slow0'"):  # not strict
+        ws, _ = windows_from(short, window="2s")
     assert "slow0" not in set(ws.groups) and len(np.unique(ws.groups)) == 5
 
 
@@ -253,7 +256,8 @@ def test_cli_error_hints_use_options_not_python(tmp_path, capsys):
     assert err.startswith("medspt evaluate: error: subject column 'patient' not found")
     assert "(set --subject COLUMN to name yours)" in err and "subject=" not in err
 
-    assert main(["fit", "--data", data, "--window", "200"]) == 2  # 5-s recordings: 100 steps
+    # 5-s recordings: 100 steps
+    assert main(["fit", "--data", data, "--window", "200", "--strict"]) == 2
     err = capsys.readouterr().err
     assert "use a shorter window or --drop-short" in err and "drop_short" not in err
 

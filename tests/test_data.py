@@ -111,7 +111,7 @@ def test_subset_keeps_alignment():
             "label column 'label' has 1 missing",
         ),
         (lambda d: d.iloc[:0], {}, "empty"),
-        (lambda d: d, {"channels": ["nope"]}, "channel column 'nope' not found"),
+        (lambda d: d, {"channels": ["nope"]}, r"channels=\['nope'\] has a name that is not a"),
         (lambda d: d, {"window": 500}, "no complete window of 500 samples"),
         (lambda d: d.assign(x=np.nan), {}, "channel 'x' is entirely missing"),
         (lambda d: d.assign(time=0.0), {"fs": 10.0}, "duplicated timestamps"),
@@ -127,19 +127,27 @@ def test_bad_frames_raise_clear_errors(mutate, kwargs, match):
         make_windows(df, **args)
 
 
-def test_long_gap_raises_with_location():
+def test_long_gap_raises_with_location_when_strict():
     df = _frame(100)
     df.loc[10:40, "x"] = np.nan
     with pytest.raises(InputError, match=r"subject 's1', recording 'r' has a gap of 31"):
-        make_windows(df, window=20)
+        make_windows(df, window=20, strict=True)
+    # without strict: the windows where x is missing throughout hold half of all values
+    # (within max_missing=0.5), so they are kept, and the warning says so
+    with pytest.warns(UserWarning, match=r"1 window\(s\) \(2 s\) were kept although a channel"):
+        ws = make_windows(df, window=20)
+    assert len(ws) == 5 and ws.dropped["windows_channel_missing"] == 1
 
 
 def test_drop_short_subject_warns():
     df = pd.concat([_frame(100, subjects=("s1",)), _frame(10, subjects=("s2",))])
+    with pytest.warns(UserWarning, match="1 subject.*dropped: 's2'"):
+        ws = make_windows(df, window=20)
+    assert set(ws.groups) == {"s1"} and ws.dropped["subjects"] == ["s2"]
     with pytest.raises(InputError, match="'s2'"):
-        make_windows(df, window=20)
+        make_windows(df, window=20, strict=True)
     with pytest.warns(UserWarning, match="dropped"):
-        ws = make_windows(df, window=20, drop_short=True)
+        ws = make_windows(df, window=20, drop_short=True, strict=True)
     assert set(ws.groups) == {"s1"}
 
 

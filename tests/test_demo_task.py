@@ -152,7 +152,7 @@ def test_demo_banner_names_the_data_and_where_other_results_are():
     quick = " ".join(
         _demo_banner(build_parser().parse_args(["demo", "--quick"]), ("span",)).split()
     )
-    assert "(short training (--quick: min_steps=0))" in quick
+    assert "(short training (--quick: --min-steps 0))" in quick
 
 
 def test_demo_evaluate_gives_what_evaluate_gives_on_one_thread():

@@ -208,9 +208,10 @@ def test_instance_normalization_fits_and_is_stored(arrays, tmp_path):
     again = load(path)
     assert again.model_.config.instance_norm
     np.testing.assert_allclose(again.predict_proba(X * 10 + 3), clf.predict_proba(X * 10 + 3))
-    # a window's level and scale do not matter to the model any more
+    # a window's level and scale do not matter to the model any more (up to the instance
+    # floor, which adds 0.01 to a window's variance in units of the training channel's)
     np.testing.assert_allclose(
-        clf.predict_proba(X * 10 + 3), clf.predict_proba(X * 20 + 50), atol=1e-4
+        clf.predict_proba(X * 10 + 3), clf.predict_proba(X * 20 + 50), atol=1e-3
     )
     # the default hands each window's level and spread back to the classifier
     stats = SPTClassifier(**FAST, normalize="instance").fit(X * 10 + 3, y, groups)

@@ -268,11 +268,11 @@ def test_from_arrays_records_nothing_left_out():
 # ------------------------------------------------------------------ gaps
 
 
-def test_rows_removed_from_a_recording_name_where_and_how_to_split():
+def test_rows_removed_from_a_recording_name_where_and_how_to_split_when_strict():
     df = frame(fs=100.0, seconds=10.0, recording="r1")
     df = df.drop(index=range(300, 600))  # three seconds of subject s1 are gone
-    with pytest.warns(UserWarning, match="gap"), pytest.raises(InputError) as e:
-        make_windows(df, window=200)
+    with pytest.raises(InputError) as e:  # without strict, split there (test_dropouts.py)
+        make_windows(df, window=200, strict=True)
     msg = str(e.value)
     assert msg.startswith("subject 's1', recording 'r1' has a gap of 300 samples = 3 s")
     assert "with no value in any channel (from t=3 s to t=6 s)" in msg
@@ -281,11 +281,11 @@ def test_rows_removed_from_a_recording_name_where_and_how_to_split():
     assert "drop the channel" not in msg
 
 
-def test_one_channel_missing_for_a_window_names_it():
+def test_one_channel_missing_for_a_window_names_it_when_strict():
     df = frame(fs=100.0, seconds=10.0)
     df.loc[100:399, "y"] = np.nan
-    with pytest.raises(InputError) as e:
-        make_windows(df, window=200)
+    with pytest.raises(InputError) as e:  # without strict, counted in a warning
+        make_windows(df, window=200, strict=True)
     msg = str(e.value)
     assert "subject 's1' has a gap of 300 samples = 3 s in channel(s) ['y']" in msg
     assert "(from t=1 s to t=4 s)" in msg

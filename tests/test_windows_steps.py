@@ -137,11 +137,18 @@ def test_select_channels_as_named():
     assert channels == ["y"]
     assert left_out["x"] == "not named in channels=[...]"
     assert left_out["subject"] == "subject column"
-    with pytest.raises(InputError, match=r"channels has duplicates: \['x', 'x'\]"):
+    with pytest.raises(InputError) as e:
         select_channels(frame(), ["x", "x"], KEYS)
-    with pytest.raises(InputError, match="column 'time' cannot be both a channel and a key"):
+    assert str(e.value) == (
+        "channels=['x', 'x'] names 'x' more than once; name each signal column once"
+    )
+    with pytest.raises(InputError) as e:
         select_channels(frame(), ["x", "time"], KEYS)
-    with pytest.raises(InputError, match="channels is empty"):
+    assert str(e.value) == (
+        "column 'time' is the time column and cannot also be a channel; take it out of "
+        "channels=['x', 'time']"
+    )
+    with pytest.raises(InputError, match=r"channels=\[\] names no column; name at least one"):
         select_channels(frame(), [], KEYS)
 
 
@@ -422,18 +429,39 @@ def test_cut_recordings_windows_and_short_subjects():
     assert [x.shape for x in cases.xs] == [(4, 2, 40)]
     assert cases.metas[0]["start_time"].tolist() == [0.0, 0.2, 0.4, 0.6]
     assert cases.short == {"s2": [30]}
+    # by default a subject left without any window is dropped with a warning naming it
+    _, w = caught(check_short_subjects, cases, 40)
+    assert [str(x.message) for x in w] == [
+        "1 subject(s) have no window of 40 samples left and are dropped: 's2' (longest "
+        "usable part 30 samples); to keep them, use a shorter window; strict=True stops "
+        "with an error instead"
+    ]
+    assert cases.dropped_subjects == ["s2"]
+    # strict=True: the refusal, unless drop_short=True
     with pytest.raises(InputError, match=r"1 subject\(s\) have no complete window of 40"):
-        check_short_subjects(cases, 40)
-    _, w = caught(check_short_subjects, cases, 40, drop_short=True)
+        check_short_subjects(cases, 40, strict=True)
+    _, w = caught(check_short_subjects, cases, 40, drop_short=True, strict=True)
     assert str(w[0].message).endswith("drop_short=True — dropped")
 
 
-def test_cut_recordings_refuses_a_gap_of_a_whole_window():
+def test_cut_recordings_splits_at_a_gap_of_a_whole_window_or_refuses_it_when_strict():
     df = frame(n=100, subjects=("s1",))
     df.loc[30:69, ["x", "y"]] = np.nan
     _, codes = encode_labels(df, KEYS)
+    cases, w = caught(cut_recordings, df, KEYS, ["x", "y"], codes, window=20, stride=20, fs=100.0)
+    # windows on either side of the gap, the second grid anchored where the gap ends
+    assert cases.metas[0]["start"].tolist() == [0, 70]
+    assert [str(x.message) for x in w] == [
+        "1 recording(s) split at gaps of at least a window (20 samples = 0.2 s) without any "
+        "value, 0.4 s in all; windows are cut on either side of a gap, never across it, "
+        "and nothing is filled in: subject 's1', recording 'r1' has a gap of 40 samples = "
+        "0.4 s with no value in any channel (from t=0.3 s to t=0.7 s): every channel is NaN "
+        "there. Pass strict=True to stop with an error at such a gap instead"
+    ]
+    assert cases.counts(100.0)["recordings_split"] == 1
+    assert cases.counts(100.0)["gap_samples"] == 40
     with pytest.raises(InputError, match=r"subject 's1', recording 'r1' has a gap of 40 samples"):
-        cut_recordings(df, KEYS, ["x", "y"], codes, window=40, stride=40)
+        cut_recordings(df, KEYS, ["x", "y"], codes, window=40, stride=40, strict=True)
 
 
 def test_cut_recordings_one_case_per_recording():
@@ -446,6 +474,10 @@ def test_cut_recordings_one_case_per_recording():
     )
     assert [x.shape for x in cases.xs] == [(2, 50)]
     assert "subject 's2', recording 'r1': 50% of its values are missing" in str(w[0].message)
+    assert str(w[0].message).startswith(
+        "1 case(s) (30 samples) with more than max_missing=0.4 of their values missing were "
+        "left out: subject 's2' 1 case(s) (30 samples; missing: 'x' 30 samples)"
+    )
     changing = frame(n=20, subjects=("s1",), labels=("a", "b"))
     _, codes = encode_labels(changing, KEYS)
     with pytest.raises(InputError, match="the label changes inside subject 's1'"):
@@ -487,5 +519,6 @@ def test_the_steps_compose_to_make_windows():
 def test_make_windows_warnings_point_at_its_caller():
     df = frame(n=300).assign(counter=np.arange(600.0))
     df["time"] += np.random.default_rng(2).uniform(-0.003, 0.003, len(df))
-    _, w = caught(make_windows, df, window=50)
-    assert len(w) == 2 and all(x.filename == __file__ for x in w)
+    _, w = caught(make_windows, df, window=50)  # 0.5 s in samples: a third warning
+    assert len(w) == 3 and all(x.filename == __file__ for x in w)
+    assert "window=50 is 50 samples = 0.502 s at 99.52 Hz" in str(w[-1].message)  # jittered

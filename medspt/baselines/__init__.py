@@ -39,7 +39,7 @@ def check_baselines(names: Sequence[str] | str | None) -> tuple[str, ...]:
     if unknown:
         raise InputError(
             f"unknown baseline(s) {unknown}: choose from {sorted(BASELINES)} "
-            "(baselines=(...), --baselines), or none (baselines=(), --no-baselines)"
+            "(baselines=(...)), or none (baselines=())"
         )
     return tuple(dict.fromkeys(names))
 

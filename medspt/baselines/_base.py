@@ -144,8 +144,8 @@ class RocketBaseline(ClassifierMixin, BaseEstimator):
         if X.shape[2] < self.min_steps:
             raise InputError(
                 f"{self.name} needs windows of at least {self.min_steps} steps (aeon's "
-                f"shortest input); {where} have {X.shape[2]}. Use a longer window (window=, "
-                "--window) or leave the baseline out (baselines=(), --no-baselines)"
+                f"shortest input); {where} have {X.shape[2]}. Use a longer window (window=...) "
+                "or leave the baseline out (baselines=())"
             )
         return X
 
@@ -167,7 +167,7 @@ class RocketBaseline(ClassifierMixin, BaseEstimator):
             missing = np.flatnonzero(never).tolist()
             raise InputError(
                 f"{self.name}: channel(s) {missing} have no observed value in any training "
-                "window; drop those channels (channels=, --channels)"
+                "window; leave those channels out (channels=[...] naming the others)"
             )
         self.channel_mean_, self.channel_std_ = channel_stats(X)
         self.n_steps_ = X.shape[2]

@@ -142,7 +142,7 @@ def _switch(p, dest: str, on: str, off: str, default, help: str, suppress: bool)
 
 def add_data_args(p: argparse.ArgumentParser, *, data: bool = True) -> None:
     """``--data --label --subject --recording --time --channels --fs --window --stride
-    --max-missing --drop-short``: how a long table is read and cut into windows, as the
+    --max-missing --drop-short --strict``: how a long table is read and cut into windows, as the
     arguments of ``fit_spt`` / ``evaluate`` / ``run_study``. ``data=False`` leaves out
     ``--data`` (``study run`` puts it beside ``--protocol``)."""
     if data:
@@ -182,15 +182,26 @@ def add_data_args(p: argparse.ArgumentParser, *, data: bool = True) -> None:
     p.add_argument(
         "--max-missing", type=float, default=DATA_DEFAULTS["max_missing"], metavar="FRACTION",
         help=_with_default(
-            "windows with a larger fraction of missing values are dropped",
+            "windows with a larger fraction of missing values are dropped, with a warning "
+            "naming the subjects and the time left out",
             _shown(DATA_DEFAULTS["max_missing"]),
         ),
     )  # fmt: skip
     p.add_argument(
         "--drop-short", action="store_true",
         help=_with_default(
-            "drop subjects without one complete window within a label instead of stopping",
-            "off: stop with an error",
+            "with --strict: drop subjects without any window instead of stopping (without "
+            "--strict they are always dropped, with a warning)",
+            "off",
+        ),
+    )  # fmt: skip
+    p.add_argument(
+        "--strict", action="store_true",
+        help=_with_default(
+            "stop with an error at a stretch of a window or more without a value (rows "
+            "missing, or NaN in any channel) and at a subject left without any window, "
+            "instead of splitting the recording there or dropping the subject with a warning",
+            "off",
         ),
     )  # fmt: skip
 
@@ -208,7 +219,7 @@ def add_unlabelled_arg(p: argparse.ArgumentParser) -> None:
 def read_kwargs(a) -> dict:
     """The data options that say how a table is read (columns, cleaning), without how it
     is cut: unlabelled recordings are cut like the labelled ones."""
-    keep = ("label", "subject", "recording", "time", "max_missing", "drop_short")
+    keep = ("label", "subject", "recording", "time", "max_missing", "drop_short", "strict")
     return {k: v for k, v in data_kwargs(a).items() if k in keep}
 
 
@@ -226,6 +237,7 @@ def data_kwargs(a) -> dict:
         stride=window_arg(a.stride),
         max_missing=a.max_missing,
         drop_short=a.drop_short,
+        strict=a.strict,
     )
 
 

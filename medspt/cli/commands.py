@@ -27,63 +27,16 @@ COMMANDS = {
 }
 
 
-def _write_results(results, out: Path, metric: str, title: str):
-    from medspt.api import comparison_table, markdown_comparisons, summarize
-    from medspt.evaluation.comparisons import spt_answer, spt_comparisons
-    from medspt.evaluation.plots import plot_accuracy_vs_depth, plot_gain_vs_depth
-    from medspt.evaluation.probes import probe_table_markdown
-    from medspt.evaluation.result_files import per_class_markdown, write_oof_files
-    from medspt.evaluation.versus import versus_markdown
+def _write_results(results, out: Path, metric: str, title: str | None):
+    from medspt.evaluation.report_folder import write_results
 
-    out.mkdir(parents=True, exist_ok=True)
-    results.to_csv(out / "results.csv", index=False)
-    write_oof_files(results, out)  # predictions, subjects, confusion, per class, figures
-    table = summarize(results, metric)
-    # one table of declared comparisons feeds comparisons.md, the answer, the paired
-    # answer against each baseline and the gain figure, so they cannot disagree
-    comparisons = comparison_table(results, metric=metric)
-    answer = spt_answer(results, metric, comparisons)
-    (out / "summary.md").write_text(
-        _markdown(table, metric, explain=True)
-        + "\n"  # the answer is a paragraph of its own
-        + answer
-        + "\n"
-        + versus_markdown(results, metric, comparisons)
-    )
-    (out / "comparisons.md").write_text(markdown_comparisons(comparisons, metric))
-    if getattr(results, "predictions", None) is not None:
-        (out / "per_class.md").write_text(per_class_markdown(results.per_class))
-    if getattr(results, "probes", None) is not None:
-        (out / "probes.md").write_text(probe_table_markdown(results.probes))
-    plot_accuracy_vs_depth(table, out / "accuracy_vs_depth.png", metric, title)
-    plot_gain_vs_depth(
-        spt_comparisons(results, metric, comparisons), out / "gain_vs_depth.png", metric
-    )
-    return table
+    return write_results(results, out, metric, title)
 
 
 def _markdown(table, metric: str, explain: bool = False) -> str:
-    """The summary table; ``explain``: with the configurations and columns in words."""
-    from medspt.api import TABLE_NOTE, markdown_table
-    from medspt.evaluation.report_text import column_notes, config_notes
+    from medspt.evaluation.report_folder import summary_markdown
 
-    text = markdown_table(table, metric)
-    if not explain:
-        return text + "\n" + TABLE_NOTE + "\n"
-    header = [c.strip() for c in text.splitlines()[0].strip("|").split("|")]
-    header = ["mean ± std" if "mean ± std" in c else c for c in header] + ["chance"]
-    return "\n".join(
-        [
-            text.rstrip(),
-            "",
-            *[f"- {note}" for note in config_notes(table["config"])],
-            "",
-            *column_notes(header),
-            "",
-            "How the tests work: " + TABLE_NOTE,
-            "",
-        ]
-    )
+    return summary_markdown(table, metric, explain)
 
 
 # where the demo's reader finds results on data that is not synthetic; a synthetic task
@@ -107,7 +60,7 @@ def _demo_banner(a, maskings: tuple[str, ...]) -> str:
     import textwrap
 
     spt = ", ".join(f"spt-{m}" for m in maskings)
-    budget = "short training (--quick: min_steps=0)" if a.quick else "its default training"
+    budget = "short training (--quick: --min-steps 0)" if a.quick else "its default training"
     paragraphs = [
         f"{DEMO_SUBJECTS} subjects, 3 sensors (acc_x, acc_y, emg), labels changing every "
         "20-40 s. "

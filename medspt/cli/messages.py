@@ -38,14 +38,17 @@ _HINT = re.compile(
 
 
 def _options(parser: argparse.ArgumentParser) -> tuple[dict, dict]:
-    """Python keyword -> value-taking action, and keyword -> {value: flag} for flags."""
+    """Python keyword -> value-taking action, and keyword -> {value: flag} for flags
+    (``"empty"``: the flag that stores an empty list, ``--no-baselines``)."""
     valued, flags = {}, {}
     for action in parser._actions:
         longs = [s for s in action.option_strings if s.startswith("--")]
         if not longs or action.dest == "help":
             continue
         if action.nargs == 0:
-            if isinstance(action.const, bool):
+            if isinstance(action.const, (list, tuple)) and not action.const:
+                flags.setdefault(action.dest, {})["empty"] = longs[0]
+            elif isinstance(action.const, bool):
                 flags.setdefault(action.dest, {})[action.const] = longs[0]
                 for s in longs:
                     flags.setdefault(s[2:].replace("-", "_"), {})[action.const] = s
@@ -67,7 +70,7 @@ def _in_call(message: str, at: int) -> bool:
 
 
 def _cli_value(action: argparse.Action, raw: str) -> str:
-    if raw in ("...", "[...]"):
+    if raw in ("...", "[...]", "(...)"):
         return _PLACEHOLDER.get(action.dest) or action.metavar or "..."
     try:
         value = ast.literal_eval(raw)
@@ -107,6 +110,8 @@ def cli_hints(message: str, parser: argparse.ArgumentParser) -> str:
                 return valued[name][1]
             return "--" + name.replace("_", "-") if name in flags else m.group(0)
         key = lookup(name)
+        if raw in ("()", "[]") and "empty" in flags.get(key, {}):  # baselines=()
+            return flags[key]["empty"]
         if raw in ("True", "False"):
             value = raw == "True"
             if key in flags and value in flags[key]:
@@ -120,7 +125,34 @@ def cli_hints(message: str, parser: argparse.ArgumentParser) -> str:
         action, option = valued[key]
         return f"{option} {_cli_value(action, raw)}{trail}"
 
-    return _HINT.sub(sub, message)
+    def bare(m: re.Match) -> str:  # "window=" with no value: the option itself
+        if _in_call(message, m.start()):
+            return m.group(0)
+        key = lookup(m.group(1))
+        return valued[key][1] if key in valued else m.group(0)
+
+    message = _BARE.sub(bare, message)
+    return _collapse(_HINT.sub(sub, message))
+
+
+# "name=" followed by nothing that could be its value
+_BARE = re.compile(r"(?<![\w.'\"-])([a-z][a-z0-9_]*)=(?=[\s,;)]|$)")
+# an option (with its value) and the same option again: "--val-size / --val-size",
+# "--baselines ..., --baselines", "--no-window-stats (--no-window-stats)", left behind
+# where a library message names a Python argument and its option side by side
+_OPTION = r"(--[a-z][a-z0-9-]*)((?: (?!--)(?:[^\s,;()/]|,(?=\S))+)*)"
+_TWICE = (
+    re.compile(_OPTION + r" \(\1\)"),
+    # the second one bare (no value after it), or "--depth 2, --depth 4" would merge
+    re.compile(_OPTION + r"\s*[/,]\s*\1(?=[).;:]|,\s|$)"),
+)
+
+
+def _collapse(message: str) -> str:
+    """The message with an option named twice in a row said once (with its value)."""
+    for twice in _TWICE:
+        message = twice.sub(r"\1\2", message)
+    return message
 
 
 def show_warnings_as(prog: str, parser: argparse.ArgumentParser) -> Callable:

@@ -7,6 +7,7 @@
 - :mod:`medspt.core.tables`: reading a long table from a file;
 - :mod:`medspt.core.jsonable`: numpy values to plain JSON;
 - :mod:`medspt.core.urls`: storage URLs shown without their password;
+- :mod:`medspt.core.warn`: warnings at the user's call site, once per top-level call;
 - :mod:`medspt.core.host_syncs`: counting the calls that make the host wait for a GPU.
 
 Modules here import only the standard library, numpy, pandas, scikit-learn (torch for

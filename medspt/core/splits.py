@@ -15,6 +15,7 @@ import numpy as np
 from sklearn.model_selection import GroupShuffleSplit, StratifiedGroupKFold, train_test_split
 
 from medspt.core.errors import InputError
+from medspt.core.warn import warn
 
 __all__ = [
     "FoldSplit",
@@ -108,13 +109,11 @@ def validation_split(
     if val_size == 0:
         return all_idx, np.array([], dtype=int)
     if len(uniq) < MIN_VALIDATION_SUBJECTS:
-        warnings.warn(
+        warn(
             f"only {len(uniq)} training subject{'s' if len(uniq) != 1 else ''}: no "
             "subject-wise validation is possible (needs at least "
             f"{MIN_VALIDATION_SUBJECTS}); training runs every epoch and keeps the final "
-            "weights. Give more subjects, or set val_size=0 to do this without the warning.",
-            UserWarning,
-            stacklevel=2,
+            "weights. Give more subjects, or set val_size=0 to do this without the warning."
         )
         return all_idx, np.array([], dtype=int)
     _, y = np.unique(labels, return_inverse=True)

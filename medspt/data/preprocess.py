@@ -39,7 +39,6 @@ seconds of data whatever its type, so expect residual line noise and edge effect
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from fractions import Fraction
 from functools import lru_cache
@@ -51,6 +50,7 @@ import pandas as pd
 from scipy.signal import resample_poly
 
 from medspt.core.errors import InputError
+from medspt.core.warn import warn
 from medspt.data.channels import infer_channels, validate_channels
 from medspt.data.sampling import check_fs, infer_fs
 
@@ -269,11 +269,9 @@ def _out_dtype(dtype) -> np.dtype:
 def _warn_fallback(where: list[str], order: int) -> None:
     if where:
         shown = ", ".join(where[:3]) + (", ..." if len(where) > 3 else "")
-        warnings.warn(
+        warn(
             f"{len(where)} recording(s) are shorter than the FIR filter ({shown}); they "
-            f"were filtered with a zero-phase Butterworth IIR filter of order {order}",
-            UserWarning,
-            stacklevel=3,
+            f"were filtered with a zero-phase Butterworth IIR filter of order {order}"
         )
 
 

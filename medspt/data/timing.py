@@ -11,13 +11,21 @@ onto a regular grid at a stated rate:
   read off at the target grid's times;
 * a gap (a time step longer than ``max_gap``) is never interpolated across: grid points
   inside it are NaN (missing), which the windowing and the model treat as missing data;
+  a gap at least a window long splits the recording there when it is cut into windows;
 * samples that were NaN stay NaN at the grid points nearest to them;
 * the label and every other column come from the nearest original sample; the ``time``
   column is rewritten as the grid's times. It is bookkeeping, never a model feature.
 
 :func:`medspt.data.windowset.make_windows` (and so ``fit_spt``) calls :func:`check_timing` on every
 frame with a time column and, when the timing is irregular, warns with the report and
-resamples with :func:`regularize`.
+resamples with :func:`regularize`; a regular clock whose only irregularity is gaps is not
+resampled (the windowing splits the recording at a gap of a window or more, and marks the
+samples of a shorter one missing).
+
+A clock rounded to a coarser unit than its step (a 64 Hz recording whose times are
+rounded to milliseconds steps 15 and 16 ms in turn) is not jitter: when the steps take
+just two values, one rounding unit apart, the recording is regular at its mean step
+(:func:`check_timing` reports ``rounded_to``).
 """
 
 from __future__ import annotations
@@ -42,9 +50,11 @@ class TimingReport:
     Attributes
     ----------
     recordings : DataFrame
-        One row per recording: keys, ``n``, ``fs`` (1 / median step), ``jitter``
-        (share of steps more than ``tol`` away from the median step, gaps excluded),
-        ``gaps`` (steps longer than ``gap_factor`` median steps), ``longest_gap_s``.
+        One row per recording: keys, ``n``, ``fs`` (1 / median step; 1 / mean step when
+        the clock is rounded), ``jitter`` (share of steps more than ``tol`` away from the
+        median step, gaps excluded; 0 when the only jitter is rounding), ``rounded_to``
+        (the rounding unit in seconds of a rounded clock, else 0), ``gaps`` (steps
+        longer than ``gap_factor`` median steps), ``longest_gap_s``.
     tol, gap_factor : float
         The thresholds used.
     """
@@ -75,10 +85,27 @@ class TimingReport:
     def median_fs(self) -> float:
         return float(np.median(self.recordings["fs"]))
 
+    @property
+    def rounded_to(self) -> float:
+        """The coarsest rounding unit (seconds) of a recording whose clock is rounded
+        (0.0 when none is)."""
+        r = self.recordings
+        return float(r["rounded_to"].max()) if "rounded_to" in r and len(r) else 0.0
+
+    @property
+    def gaps_only(self) -> bool:
+        """True when gaps are the only irregularity: one rate, no jitter."""
+        return self.has_gaps and not (self.rates_differ or self.jittery)
+
     def __str__(self) -> str:
         r = self.recordings
+        rounded = (
+            f" (time steps rounded to {self.rounded_to:.3g} s; the rate is 1 / mean step)"
+            if self.rounded_to > 0
+            else ""
+        )
         if self.regular:
-            return f"regular: {len(r)} recording(s) at {self.median_fs:g} Hz"
+            return f"regular: {len(r)} recording(s) at {self.median_fs:g} Hz{rounded}"
         parts = []
         if self.rates_differ:
             parts.append(
@@ -95,7 +122,7 @@ class TimingReport:
                 f"{int(r['gaps'].sum())} gap(s) in {int((r['gaps'] > 0).sum())} recording(s), "
                 f"longest {r['longest_gap_s'].max():.3g} s"
             )
-        return "irregular: " + "; ".join(parts)
+        return "irregular: " + "; ".join(parts) + rounded
 
 
 def _keys(df: pd.DataFrame, by) -> list[str]:
@@ -110,6 +137,34 @@ def _recordings(df: pd.DataFrame, keys: list[str], time: str):
         t = t_all[idx]
         order = np.argsort(t, kind="stable")
         yield (key if isinstance(key, tuple) else (key,)), idx[order], t[order]
+
+
+def _rounding_unit(steps: np.ndarray, scale: float) -> float | None:
+    """The rounding unit of a clock whose steps take two values one unit apart (a
+    64 Hz clock rounded to milliseconds steps 0.015 and 0.016 s); None otherwise.
+
+    ``scale`` is the largest absolute time: differences within the floating-point error
+    of such times count as one value."""
+    noise = 64 * np.finfo(np.float64).eps * max(scale, 1.0)
+    values = np.unique(steps)
+    # values closer than the float error of a difference of two times are one value
+    values = values[np.concatenate([[True], np.diff(values) > noise])]
+    if len(values) != 2:
+        return None  # one value: no jitter; three or more: not rounding alone
+    return float(values[1] - values[0])
+
+
+def _rounded_rate(steps: np.ndarray, unit: float, n_stretches: int) -> float:
+    """1 / mean step of a rounded clock, snapped to the shortest decimal within the
+    accuracy of that mean (each stretch's two end times are off by half a unit at most)."""
+    mean = float(steps.mean())
+    fs = 1.0 / mean
+    err = fs * fs * unit * n_stretches / len(steps)  # how far 1 / mean can be off
+    for decimals in range(7):
+        nice = round(fs, decimals)
+        if abs(nice - fs) <= err:
+            return nice
+    return fs
 
 
 def check_timing(
@@ -131,6 +186,11 @@ def check_timing(
         as jitter; rates further apart than ``tol`` count as different.
     gap_factor : float
         A step longer than ``gap_factor`` median steps is a gap.
+
+    Steps that take just two values, one rounding unit apart (a clock rounded to a unit
+    that is not a whole fraction of its step), are rounding, not jitter: such a recording
+    is regular at 1 / mean step, its ``rounded_to`` the unit. Steps of three or more
+    values off the median by more than ``tol`` are jitter.
     """
     if time not in df.columns:
         raise InputError(f"time column {time!r} not found in the DataFrame")
@@ -138,6 +198,7 @@ def check_timing(
         raise InputError(f"time column {time!r} must hold numeric seconds without gaps (NaN)")
     keys = _keys(df, by)
     rows = []
+    scale = float(np.abs(df[time].to_numpy(dtype=float)).max())
     for key, _, t in _recordings(df, keys, time):
         d = np.diff(t)
         d = d[d > 0]
@@ -145,13 +206,22 @@ def check_timing(
             continue
         med = float(np.median(d))
         gap = d > gap_factor * med
-        jit = np.abs(d[~gap] - med) > tol * med
+        steps = d[~gap]
+        jit = np.abs(steps - med) > tol * med
+        fs, unit = 1.0 / med, 0.0
+        if jit.any():
+            found = _rounding_unit(steps, scale)
+            if found is not None:  # rounding, not jitter: the rate is 1 / mean step
+                unit = found
+                fs = _rounded_rate(steps, unit, int(gap.sum()) + 1)
+                jit = np.zeros(0, bool)
         rows.append(
             {
                 **dict(zip(keys, key)),
                 "n": len(t),
-                "fs": 1.0 / med,
+                "fs": fs,
                 "jitter": float(jit.mean()) if len(jit) else 0.0,
+                "rounded_to": unit,
                 "gaps": int(gap.sum()),
                 "longest_gap_s": float(d[gap].max()) if gap.any() else 0.0,
             }

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from medspt.core.errors import InputError
+from medspt.core.warn import once_per_call
 from medspt.data.channels import infer_channels
 from medspt.data.windowing import (
     check_length,
@@ -74,6 +75,13 @@ class WindowSet:
     fs_source : str
         Where ``fs`` came from: ``"given"``, ``"time column 'time', median step 0.01 s"``,
         ``"not given"``, ... Defaults to ``"given"`` or ``"not given"`` from ``fs``.
+    dropped : dict
+        What cutting left out or split (:meth:`medspt.data.windowing.Cases.counts`):
+        ``windows`` over ``max_missing`` and the ``samples`` (``seconds``) they cover,
+        ``windows_channel_missing`` (kept with a channel missing throughout),
+        ``recordings_split`` at gaps of a window or more and their ``gap_samples``
+        (``gap_seconds``), and the ``subjects`` dropped for want of any window; empty
+        when not cut here.
     """
 
     X: np.ndarray
@@ -85,6 +93,7 @@ class WindowSet:
     meta: pd.DataFrame = field(default_factory=pd.DataFrame)
     left_out: dict[str, str] = field(default_factory=dict)
     fs_source: str = ""
+    dropped: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.fs_source:
@@ -111,6 +120,7 @@ class WindowSet:
             meta=self.meta.iloc[index].reset_index(drop=True),
             left_out=dict(self.left_out),
             fs_source=self.fs_source,
+            dropped=dict(self.dropped),  # what cutting the source left out, not the subset
         )
 
     def __repr__(self) -> str:
@@ -151,6 +161,7 @@ class WindowSpec:
         return cls(**d)
 
 
+@once_per_call
 def make_windows(
     df: pd.DataFrame,
     *,
@@ -167,6 +178,7 @@ def make_windows(
     drop_short: bool = False,
     length: int | None = None,
     regularize: bool = True,
+    strict: bool = False,
 ) -> WindowSet:
     """Cut a long DataFrame into fixed-length windows, or one case per recording.
 
@@ -177,69 +189,73 @@ def make_windows(
         are taken in ``time`` order when a time column exists, else in row order.
     window, stride : int, str or None
         Window length and step, in samples (``200``) or seconds (``"10s"``, needs ``fs``
-        or a ``time`` column). ``stride`` defaults to ``window`` (no overlap).
+        or a ``time`` column). ``stride`` defaults to ``window`` (no overlap). Under 64
+        samples at a known rate, a number gets a warning: were seconds meant?
         ``window=None``: one case per recording (for data where each recording is one
         labelled case of its own length); the label must not change inside a recording,
         and shorter cases are padded with NaN at the end to the longest (or ``length``).
         Trailing steps missing in every channel are what the model treats as padding.
-    label : str or None
-        Label column; ``None`` (or a column that is absent, when ``classes`` is given)
-        cuts unlabelled windows, e.g. for prediction.
-    subject, recording, time : str
-        Column names. ``recording`` and ``time`` are optional and skipped when absent.
+    label, subject, recording, time : str
+        Column names; ``recording`` and ``time`` are skipped when absent, and ``label=None``
+        (or absent, with ``classes``) cuts unlabelled windows, e.g. for prediction.
     channels : list of str, optional
         Signal columns. Default: every numeric column that is not one of the above;
         boolean, date and text columns (a condition name) are left out and listed in
-        ``WindowSet.left_out``. A text column of mostly numbers (a few entries such as
-        ``"n/a"``) or a complex-valued column is refused, naming the values and the fix.
+        ``WindowSet.left_out``. Refused with the fix: names that are not columns (all at
+        once), text of mostly numbers (``"n/a"`` entries, decimal commas ``"0,081"``) and
+        complex values. Warned about: channels mostly missing, or of one value.
     fs : float, optional
-        Sampling rate in Hz, the rate the windows are cut at; inferred from ``time`` when
-        omitted (a time column slower than 1 Hz is then refused as likely milliseconds:
-        pass ``fs`` to confirm a slow rate). A given ``fs`` that the time column
-        contradicts is a resampling target (see ``regularize``) within 4-fold upsampling
-        and 100-fold downsampling; beyond that, or where ``fs`` looks like the sampling
-        period or a rate in kHz, or the time column like milliseconds, it is refused.
+        Sampling rate in Hz the windows are cut at; inferred from ``time`` when omitted (a
+        time column slower than 1 Hz is refused as likely milliseconds unless ``fs`` is
+        given). A given ``fs`` the time column contradicts is a resampling target within
+        4-fold up- and 100-fold downsampling; a likely period, kHz or ms is refused.
     classes : sequence, optional
         Known classes (e.g. of a fitted model); labels outside them raise an error.
     max_missing : float
-        Windows with a larger fraction of missing (NaN) values are dropped.
+        Windows with a larger fraction of missing (NaN) values (of all their values, over
+        every channel) are dropped, with one warning naming the subjects and the time
+        left out. Windows kept although a channel is missing throughout them are named
+        in the same warning. Isolated missing values within ``max_missing`` pass
+        silently: the model treats them as hidden.
     drop_short : bool
-        If False (default), a subject without any complete window raises an error;
-        if True, such subjects are dropped with a warning.
+        With ``strict=True``: drop (with a warning) the subjects left without any window
+        instead of stopping with an error. Without ``strict`` such subjects are always
+        dropped with a warning.
     length : int, optional
         With ``window=None``: the padded length of every case (default: the longest
         recording). A recording longer than ``length`` raises an error.
     regularize : bool
-        If the ``time`` column is irregular (jitter, gaps, different rates per
-        recording; see :func:`medspt.data.timing.check_timing`), warn with a report and
-        resample every recording to a regular grid at ``fs`` (default: the median
-        rate) with :func:`medspt.data.timing.regularize`. False keeps the rows as they are.
+        If the ``time`` column is irregular (jitter, different rates per recording; see
+        :func:`medspt.data.timing.check_timing`), warn with a report and resample every
+        recording to a regular grid at ``fs`` (default: the median rate) with
+        :func:`medspt.data.timing.regularize`. False keeps the rows as they are. Gaps
+        alone are not resampled; a clock rounded finer than its step keeps 1 / mean step.
+    strict : bool
+        Stop with an error, as medspt did before it handled dropouts, where it would
+        otherwise split or drop: at a stretch of a window or more without a value (rows
+        missing, or NaN in any channel), and at a subject left without any window
+        (unless ``drop_short=True``).
 
     Returns
     -------
     WindowSet
-        Window grid anchored at sample 0 of each recording (starts 0, stride, 2·stride,
-        … while start + window ≤ length); windows whose samples do not all share one
-        label are dropped. ``left_out`` lists every column that is not a channel with
-        the reason, ``fs_source`` where ``fs`` came from.
+        Window grid anchored at sample 0 of each recording, or of each piece of a
+        recording split at a gap (starts 0, stride, 2·stride, … while start + window ≤
+        length); windows whose samples do not all share one label are dropped.
+        ``left_out`` lists every column that is not a channel with the reason,
+        ``fs_source`` where ``fs`` came from, ``dropped`` what was left out or split.
 
-    A window given in seconds must come to at least 4 samples. A stretch of missing
-    samples (rows absent from the time grid, or NaN) at least a window long is refused,
-    naming the recording, where it lies and the channels; split the recording there.
+    A window given in seconds must come to at least 4 samples. A recording is split
+    where it has no value for at least a window (the time column jumps, or every channel
+    is NaN), with one warning; a shorter jump leaves its samples missing, never filled in.
 
     Each step below is a function of :mod:`medspt.data.windowing`, testable on its own.
     """
-    keys = validate_frame(
-        df,
-        subject=subject,
-        label=label,
-        recording=recording,
-        time=time,
-        classes=classes,
-        max_missing=max_missing,
-    )
+    keys = validate_frame(df, subject=subject, label=label, recording=recording, time=time,
+                          classes=classes, max_missing=max_missing)  # fmt: skip
     channels, left_out = select_channels(df, channels, keys)
     in_seconds = isinstance(window, str) or isinstance(stride, str)  # they need a rate
+    given = df
     df, fs, fs_source = regularize_timing(
         df, keys, channels, fs, regularize=regularize, in_seconds=in_seconds
     )
@@ -249,10 +265,9 @@ def make_windows(
     else:
         win, step = window_samples(window, stride, fs, fs_source)
     classes, codes = encode_labels(df, keys, classes)
-    cases = cut_recordings(
-        df, keys, channels, codes, window=win, stride=step, max_missing=max_missing, fs=fs
-    )
-    check_short_subjects(cases, win, drop_short)
+    cut = dict(window=win, stride=step, fs=fs, max_missing=max_missing, strict=strict)
+    cases = cut_recordings(df, keys, channels, codes, **cut, resampled=df is not given)
+    check_short_subjects(cases, win, drop_short, strict=strict)
     X, meta = stack_cases(cases, window=win, length=length)  # (N, C, T)
     return WindowSet(
         X=X,
@@ -264,6 +279,7 @@ def make_windows(
         meta=meta,
         left_out=left_out,
         fs_source=fs_source if fs is not None else "not given",
+        dropped=cases.counts(fs),
     )
 
 

@@ -42,7 +42,6 @@ from __future__ import annotations
 import functools
 import math
 import re
-import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -50,6 +49,7 @@ import numpy as np
 import pandas as pd
 
 from medspt.core.errors import InputError
+from medspt.core.warn import warn
 from medspt.data.preprocess import emg_envelope, resample_array
 
 __all__ = [
@@ -762,7 +762,7 @@ def _finish_frame(
         try:
             table = load_camargo_subjects(info)
         except InputError as e:
-            warnings.warn(f"subject table not attached: {e}", UserWarning, stacklevel=3)
+            warn(f"subject table not attached: {e}")
         else:
             table = table[table["Subject"].isin(df["subject"].unique())]
             df.attrs["subjects"] = _table_to_attrs(table)

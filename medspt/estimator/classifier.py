@@ -24,7 +24,10 @@ from medspt.core.jsonable import to_jsonable
 from medspt.core.params import Rule, check, flag, integer, interval, is_integer, is_real, one_of
 from medspt.core.splits import validation_split
 from medspt.core.stats import balanced_class_weights, channel_stats
-from medspt.data.summary import DataSummary, case_lengths
+from medspt.core.warn import once_per_call, warn
+from medspt.data.channels import flat_channel_message
+from medspt.data.summary import NOT_LEARNED, DataSummary, case_lengths
+from medspt.data.windowing import samples_as_given
 from medspt.data.windowset import WindowSet, WindowSpec, make_windows
 from medspt.estimator.auto import (
     FEWEST_TOKENS,
@@ -34,6 +37,7 @@ from medspt.estimator.auto import (
     patch_len_for,
     token_stride_for,
 )
+from medspt.estimator.cost import estimate_fit
 from medspt.estimator.metrics import (
     chance_levels,
     class_report,
@@ -174,6 +178,26 @@ def _frame_report(
     scores = pd.DataFrame.from_dict(rows, orient="index").rename_axis("level")
     scores["n"] = scores["n"].astype(int)
     return dict(scores=scores, confusion=confusion, per_class=per_class, subjects=subjects)
+
+
+def _kept_pretraining_row(history: dict, best: dict, recovery_stage: str | None) -> dict | None:
+    """The history row of the pretraining epoch whose weights a member kept (its recovery
+    epoch when full-attention recovery ended pretraining), or None without pretraining."""
+    stage = "recover" if recovery_stage == "pretrain" and history.get("recover") else "pretrain"
+    rows, kept = history.get(stage) or [], best.get(stage, 0)
+    if not rows or not kept or "train_relative" not in rows[kept - 1]:
+        return None
+    return rows[kept - 1]
+
+
+def _plain_classes(classes: np.ndarray) -> np.ndarray:
+    """Text class labels as an object array of Python strings, so that they print as
+    ``'a'`` (not ``np.str_('a')``) in lists and messages, as a loaded model's do."""
+    if classes.dtype.kind not in "USO":
+        return classes
+    plain = np.empty(len(classes), dtype=object)
+    plain[:] = [c.item() if isinstance(c, np.generic) else c for c in classes]
+    return plain
 
 
 def _is_long_frame(est, X) -> bool:
@@ -456,6 +480,16 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
     model_ : SPTTransformer
     history_ : dict
         ``{"pretrain": [...], "finetune": [...]}``, one dict per epoch (first member).
+        Pretraining rows also hold the loss relative to predicting each window's visible
+        mean (1.0 = nothing learned): ``val_relative`` and ``val_relative_channels`` (one
+        value per channel, on the validation subjects), ``train_relative`` and
+        ``train_relative_channels`` (on the training batches).
+    pretrain_relative_ : dict or None
+        ``{channel: relative loss}`` at the kept pretraining epoch (on the validation
+        subjects; on the training windows without validation), the mean over the
+        ensemble's members; NaN for a channel with nothing to predict (constant wherever it
+        was hidden). A channel above 0.95 gets a warning at the end of ``fit``. None
+        without pretraining.
     members_ : list of SPTTransformer
         The ensemble's models (``model_`` is the first); ``member_histories_`` their
         histories.
@@ -634,6 +668,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
 
+    @once_per_call
     def fit(self, X, y=None, groups=None, X_unlabelled=None, groups_unlabelled=None):
         """Pretrain (optionally) and fine-tune on windows.
 
@@ -670,8 +705,10 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         unlabelled = self._unlabelled_outside_validation(unlabelled, unlabelled_groups)
         self._resolve_sizes(X, n_train=len(train))
         self.data_summary_ = self._summarize(X, y, groups, source)
-        if self.verbose:
+        if self.verbose:  # what it is trained on, and what that will cost, before it starts
             print(self.data_summary_)
+            n_u = 0 if unlabelled is None else len(unlabelled)
+            print(estimate_fit(self, X, y, n_unlabelled=n_u))
         data = self._normalize_split(X, y, train, val, unlabelled)
         config = self._model_config(n_channels=X.shape[1], n_steps=X.shape[2])
         seed = int(self.random_state)
@@ -680,6 +717,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         self.members_ = [model for model, _, _ in fitted]
         self.member_histories_ = [history for _, history, _ in fitted]
         self.model_, self.history_, self.best_epoch_ = fitted[0]
+        self._report_pretraining(fitted)
         self.attention_ = self.model_.config.attention
         self.fit_time_ = time.perf_counter() - t_start
         self.n_train_windows_, self.n_val_windows_ = len(train), len(val)
@@ -702,6 +740,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
                 "fs": X.fs,
                 "fs_source": getattr(X, "fs_source", None),
                 "left_out": getattr(X, "left_out", None),
+                "dropped": getattr(X, "dropped", None),  # what cutting the table left out
             }
         if y is None:
             raise InputError(
@@ -725,7 +764,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         if channels is None or len(channels) != X.shape[1]:
             channels = [f"ch{i}" for i in range(X.shape[1])]
         self.channels_ = channels
-        self.classes_ = np.unique(y)
+        self.classes_ = _plain_classes(np.unique(y))
         if len(self.classes_) < 2:
             raise InputError(
                 f"y has only one class ('{self.classes_[0]}'); a classifier needs samples "
@@ -746,7 +785,23 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
                 f"{int(empty.sum())} window(s) have no observed value (all NaN), e.g. window "
                 f"{int(np.flatnonzero(empty)[0])}; drop them"
             )
+        self._warn_flat_channels(X)
         return X, y, groups, source
+
+    def _warn_flat_channels(self, X: np.ndarray) -> None:
+        """Warn about channels of one value in every training window: they carry no
+        information (a DataFrame's channels were checked when it was cut, under the same
+        key, so a flat column is named once)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN windows of a channel
+            lo, hi = np.nanmin(X, axis=(0, 2)), np.nanmax(X, axis=(0, 2))  # (C,)
+        for i in np.flatnonzero(lo == hi):
+            name = self.channels_[i]
+            fix = "leave it out (channels=[...] when windowing a DataFrame, or drop it from X)"
+            warn(
+                flat_channel_message(name, float(lo[i]), "training window", fix),
+                key=("flat", name),
+            )
 
     def _validate_unlabelled(
         self, X_unlabelled, groups_unlabelled, shape: tuple[int, ...]
@@ -796,11 +851,9 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             Xu = Xu[~np.isin(groups_u, self.validation_subjects_)]
         self.n_unlabelled_windows_ = 0 if Xu is None else len(Xu)
         if Xu is not None and not self._pretrains() and not self.steps_like_spt:
-            warnings.warn(
+            warn(
                 "X_unlabelled is used by pretraining only, and this model does not pretrain "
-                "(pretrain=False): the unlabelled windows are ignored",
-                UserWarning,
-                stacklevel=3,
+                "(pretrain=False): the unlabelled windows are ignored"
             )
         return Xu
 
@@ -841,11 +894,9 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
                 else f"use patch_len='auto' (chooses {auto} here) or a patch_len "
                 f"of at most {max(1, T // FEWEST_TOKENS)}, or longer windows (window=...)"
             )
-            warnings.warn(
+            warn(
                 f"patch_len={P} cuts windows of {T} steps into only {n_tok} token(s); "
-                f"attention has little to work with below {FEWEST_TOKENS}: {fix}",
-                UserWarning,
-                stacklevel=3,
+                f"attention has little to work with below {FEWEST_TOKENS}: {fix}"
             )
         return P
 
@@ -963,6 +1014,62 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         if ends_hierarchical == "finetune" and self.recover_epochs:
             history["recover"], best["recover"] = self._recover(model, data, seed)
         return model.to("cpu").eval(), history, best
+
+    def _report_pretraining(self, fitted: list[tuple[SPTTransformer, dict, dict]]) -> None:
+        """Set ``pretrain_relative_`` and the data summary's pretraining line from the
+        members' kept pretraining epochs, and warn once, naming them, when channels ended
+        above :data:`NOT_LEARNED` of the visible-mean baseline."""
+        self.pretrain_relative_ = None
+        rows = [_kept_pretraining_row(h, b, self._recovery_stage()) for _, h, b in fitted]
+        rows = [r for r in rows if r is not None]
+        if not rows:
+            return
+        where = "val" if all("val_relative" in r for r in rows) else "train"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN: nothing to predict
+            pooled = float(np.nanmean([r[f"{where}_relative"] for r in rows]))
+            per_channel = np.nanmean(
+                np.asarray([r[f"{where}_relative_channels"] for r in rows], dtype=float), axis=0
+            )
+        self.pretrain_relative_ = dict(zip(self.channels_, map(float, per_channel)))
+        measured_on = "validation subjects" if where == "val" else "training windows"
+        self.data_summary_.pretraining = {
+            "relative": to_jsonable(pooled),
+            "channels": to_jsonable(self.pretrain_relative_),
+            "measured_on": measured_on,
+            "members": len(rows),
+        }
+        stuck = {c: v for c, v in self.pretrain_relative_.items() if v > NOT_LEARNED}
+        if stuck:
+            message = self._not_learned_message(stuck, measured_on, len(rows))
+            # at the user's line; once per evaluate for the same channels, whose values
+            # differ from fold to fold
+            warn(message, key=("pretraining did not learn", tuple(stuck)))
+
+    def _not_learned_message(self, stuck: dict, measured_on: str, members: int) -> str:
+        """The warning for channels whose pretraining learned nothing, with causes and
+        fixes in this estimator's parameters."""
+        names = list(stuck)
+        values = [f"{v:.2f}" for v in stuck.values()]
+        if len(names) == 1:
+            what = f"{names[0]}: its loss is {values[0]}"
+        else:
+            listed = ", ".join(names[:-1]) + f" and {names[-1]}"
+            what = f"{listed}: their losses are {', '.join(values[:-1])} and {values[-1]}"
+        mean_of = f", the mean of {members} ensemble members" if members > 1 else ""
+        it = "it" if len(names) == 1 else "them"
+        fixes = f"leave {it} out (channels=[...] when windowing a DataFrame, or drop {it} from X)"
+        if self.masking != "channel":
+            fixes += f', or pretrain with masking="channel" (reconstruct {it} from the others)'
+        return (
+            f"pretraining did not learn to reconstruct {what} of predicting each window's "
+            f"visible mean (1.0 = nothing learned; on the {measured_on} at the kept "
+            f"epoch{mean_of}). Likely causes: values held over from a slower sampling rate "
+            "or near-constant in most windows, so there is nothing to predict inside a "
+            f"window; or masking units longer than the signal's detail (mask_unit="
+            f"{self.mask_unit!r}, mean_span={self.mean_span}). Fixes: {fixes}; a shorter "
+            "mean_span for fine detail. clf.pretrain_relative_ has every channel's value."
+        )
 
     def _pretrains(self) -> bool:
         """Whether fit pretrains (``pretrain=True`` and ``pretrain_epochs > 0``)."""
@@ -1102,6 +1209,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ predict
 
+    @once_per_call
     def predict_proba(self, X):
         """Class probabilities, shape (N, n_classes); for a long DataFrame see
         :meth:`predict`."""
@@ -1166,12 +1274,10 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
         if T < n:
             X = np.concatenate([X, np.full((*X.shape[:2], n - T), np.nan, np.float32)], 2)
         if lengths.min() < self.min_length_:
-            warnings.warn(
+            warn(
                 f"{int((lengths < self.min_length_).sum())} case(s) are shorter than any the "
                 f"model was trained on ({int(lengths.min())} < {self.min_length_} steps); "
-                "they are padded, but expect less reliable predictions",
-                UserWarning,
-                stacklevel=3,
+                "they are padded, but expect less reliable predictions"
             )
         if lengths.max() <= n:
             return np.ascontiguousarray(X[:, :, :n]), None
@@ -1182,15 +1288,14 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             parts.extend(X[i, :, s : s + n] for s in starts)
             owner.extend([i] * len(starts))
         long = lengths > n
-        warnings.warn(
+        warn(
             f"{int(long.sum())} case(s) are longer than the {n} steps the model was fitted on "
             f"(up to {int(lengths.max())}): each was cut into sliding windows of {n} steps "
-            f"(stride {stride}) and their class probabilities averaged",
-            UserWarning,
-            stacklevel=3,
+            f"(stride {stride}) and their class probabilities averaged"
         )
         return np.stack(parts).astype(np.float32), np.asarray(owner)
 
+    @once_per_call
     def predict(self, X):
         """Predicted class of each window.
 
@@ -1226,6 +1331,10 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
                 f"the DataFrame lacks channel column(s) {missing} that the model was trained "
                 f"on; expected channels {list(spec.channels)}"
             )
+        with samples_as_given():  # the fitted window and stride, in samples
+            return self._cut_like_training(df, spec)
+
+    def _cut_like_training(self, df: pd.DataFrame, spec: WindowSpec) -> WindowSet:
         return make_windows(
             df,
             window=spec.window,
@@ -1370,6 +1479,7 @@ class SPTClassifier(ClassifierMixin, BaseEstimator):
             "min_length": int(getattr(self, "min_length_", self.n_steps_)),
             "auto_params": to_jsonable(getattr(self, "auto_params_", {})),
             "data_summary": to_jsonable(summary.to_dict()) if summary is not None else None,
+            "pretrain_relative": to_jsonable(getattr(self, "pretrain_relative_", None)),
             # how the model was chosen and scored when it came from a refit (evaluate/study)
             "evaluation": to_jsonable(getattr(self, "evaluation_", None)),
         }

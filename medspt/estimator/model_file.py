@@ -123,7 +123,8 @@ def read_model_file(path) -> tuple[dict, list[SPTTransformer]]:
                 own = {k: v for k, v in state.items() if not k.startswith("member")}
             else:
                 own = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
-            model = SPTTransformer(ModelConfig(**meta["model_config"]))
+            # from_dict: settings newer than the file keep the behaviour it was written with
+            model = SPTTransformer(ModelConfig.from_dict(meta["model_config"]))
             model.load_state_dict(own)
             members.append(model.eval())
     except (TypeError, RuntimeError, KeyError) as e:

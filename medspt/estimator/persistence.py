@@ -66,4 +66,8 @@ def load(path: str | Path) -> SPTClassifier:
     summary = meta.get("data_summary")
     est.data_summary_ = DataSummary.from_dict(summary) if summary else None
     est.evaluation_ = meta.get("evaluation")
+    relative = meta.get("pretrain_relative")  # files before it: None, as without pretraining
+    est.pretrain_relative_ = (
+        None if relative is None else {c: np.nan if v is None else v for c, v in relative.items()}
+    )
     return est

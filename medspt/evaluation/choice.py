@@ -8,13 +8,12 @@ baseline. Test folds are never looked at. No torch here: tables and reports impo
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 
 from medspt.baselines import BASELINES, NAMES
 from medspt.core.errors import InputError
+from medspt.core.warn import warn
 from medspt.evaluation.results import Results, config_predictions, config_rows
 
 __all__ = [
@@ -53,14 +52,12 @@ def warn_few_validation_subjects(results: pd.DataFrame, what: str) -> None:
     n_configs = len(results[["config", "depth"]].drop_duplicates())
     if n_configs < 2 or per_fold.empty or per_fold.min() >= MIN_CHOICE_SUBJECTS:
         return
-    warnings.warn(
+    warn(
         f"{what} rests on {per_fold.min()} validation subject{'s' if per_fold.min() != 1 else ''} "
         f"in fold {per_fold.idxmin()} "
         f"(fewer than {MIN_CHOICE_SUBJECTS}): configurations a few points apart are not "
         "told apart by so few subjects. Read the choice as tentative, or give it more "
-        "subjects (more data, or a larger val_size / --val-size)",
-        UserWarning,
-        stacklevel=3,
+        "subjects (more data, or a larger val_size)"
     )
 
 

@@ -539,7 +539,13 @@ def plot_gain_vs_depth(
 def figure_history(clf) -> Figure:
     """Loss curves of a fitted SPTClassifier: pretraining and fine-tuning side by side,
     plus the full-attention recovery epochs when there were any. Epoch ticks are
-    integers."""
+    integers.
+
+    Pretraining is shown relative to predicting each window's visible mean (the
+    ``*_relative`` entries of ``clf.history_``): one thin line per channel on the
+    validation subjects, the pooled validation and training losses, and a dashed line at
+    1.0, where nothing was learned. Models saved before those entries existed show the
+    masked MSE."""
     stages = ["pretrain", "finetune"] + (["recover"] if clf.history_.get("recover") else [])
     fig, axes = plt.subplots(1, len(stages), figsize=(4.5 * len(stages), 3.5), squeeze=False)
     for ax, stage in zip(axes[0], stages):
@@ -548,9 +554,13 @@ def figure_history(clf) -> Figure:
             ax.text(0.5, 0.5, f"no {stage}", ha="center", va="center")
             ax.set_axis_off()
             continue
-        ax.plot(hist["epoch"], hist["train_loss"], label="train")
-        if "val_loss" in hist:
-            ax.plot(hist["epoch"], hist["val_loss"], label="validation subjects")
+        relative = "train_relative" in hist
+        if relative:
+            _relative_curves(ax, hist, list(getattr(clf, "channels_", [])))
+        else:
+            ax.plot(hist["epoch"], hist["train_loss"], label="train")
+            if "val_loss" in hist:
+                ax.plot(hist["epoch"], hist["val_loss"], label="validation subjects")
         best = clf.best_epoch_.get(stage)
         if best:
             ax.axvline(best, color="grey", linestyle=":", label=f"chosen epoch {best}")
@@ -558,9 +568,41 @@ def figure_history(clf) -> Figure:
         ax.set_title(stage)
         ax.set_xlabel("epoch")
         is_mse = stage == "pretrain" or (stage == "recover" and "val_balanced_accuracy" not in hist)
-        ax.set_ylabel("masked MSE" if is_mse else "cross-entropy")
-        ax.legend(fontsize=8)
+        if relative:
+            ax.set_ylabel("loss / visible-mean baseline")
+        else:
+            ax.set_ylabel("masked MSE" if is_mse else "cross-entropy")
+        ax.legend(fontsize=7 if relative else 8)
     return fig
+
+
+def _relative_curves(ax, hist: pd.DataFrame, channels: list[str]) -> None:
+    """Pretraining losses relative to the visible mean on ``ax``: per channel (thin, on the
+    validation subjects), pooled (validation and training), and the 1.0 reference."""
+    epochs = hist["epoch"].to_numpy()
+    drawn = []
+    if "val_relative_channels" in hist:
+        # rows of a loaded model hold None where a channel had nothing to predict
+        per_channel = np.array(hist["val_relative_channels"].tolist(), dtype=float)  # (E, C)
+        for c in range(per_channel.shape[1]):
+            name = channels[c] if c < len(channels) else f"ch{c}"
+            if not np.isfinite(per_channel[:, c]).any():  # constant wherever it was hidden
+                name += " (nothing to predict)"
+            ax.plot(epochs, per_channel[:, c], linewidth=0.8, alpha=0.7, label=name)
+            drawn.append(per_channel[:, c])
+        val = np.array(hist["val_relative"].tolist(), dtype=float)
+        ax.plot(epochs, val, color="black", linewidth=2, label="validation subjects, pooled")
+        drawn.append(val)
+    train = np.array(hist["train_relative"].tolist(), dtype=float)
+    ax.plot(epochs, train, color="black", linewidth=1.2, linestyle="--", label="train, pooled")
+    drawn.append(train)
+    ax.axhline(
+        1.0, color="firebrick", linestyle="--", linewidth=1, label="visible mean (no learning)"
+    )
+    values = np.concatenate(drawn + [np.ones(1)])
+    values = values[np.isfinite(values) & (values > 0)]
+    if values.size and values.max() / values.min() > 30:  # a channel far above the rest
+        ax.set_yscale("log")
 
 
 def plot_history(clf, path) -> Path:

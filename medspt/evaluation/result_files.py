@@ -48,14 +48,35 @@ def write_oof_files(results, out, compress: bool = False) -> dict[str, Path]:
         paths[f"confusion/{name}"] = plot_confusion(
             g, out / "confusion" / f"{name}.png", title=f"{what}: out-of-fold windows"
         )
+    skipped = []
     for (config, depth), g in subjects.groupby(["config", "depth"], sort=False, dropna=False):
+        what = f"{config}" + ("" if pd.isna(depth) else f", depth {int(depth)}")
         if g["label"].notna().any():  # subjects with one label each
-            what = f"{config}" + ("" if pd.isna(depth) else f", depth {int(depth)}")
             name = _slug(config, depth)
             paths[f"subjects/{name}"] = plot_subjects(
                 g, out / "subjects" / f"{name}.png", title=f"{what}: held-out subjects"
             )
+        else:
+            skipped.append(what)
+    if skipped:  # say why the promised figures are not there, where they would be
+        paths["subjects/README"] = _write_no_subject_figures(out / "subjects", skipped)
     return paths
+
+
+def _write_no_subject_figures(folder: Path, skipped: list[str]) -> Path:
+    """A note in ``subjects/`` saying why a configuration has no per-subject figure."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "README.md"
+    path.write_text(
+        "# No per-subject figure for: " + "; ".join(skipped) + "\n\n"
+        "A per-subject figure shows one true class per subject against the class predicted "
+        "for that subject. Every held-out subject of these configurations has windows of "
+        "more than one class (the label changes inside the subjects' recordings), so a "
+        "subject has no single true class to plot. The per-subject numbers are in "
+        "`subjects.csv` (the `label` column is empty for such subjects); per-window "
+        "results are in `predictions.csv` and the confusion matrices in `confusion/`.\n"
+    )
+    return path
 
 
 def per_class_markdown(per_class: pd.DataFrame) -> str:

@@ -40,9 +40,12 @@ class Results(pd.DataFrame):
     confound probes on the same folds (:func:`medspt.evaluation.probes.probe_table`: what
     a model that sees only a window's position, its channel means, or its channel means
     and log standard deviations scores; None when not computed), which
-    :func:`medspt.summarize` shows beside the chance levels."""
+    :func:`medspt.summarize` shows beside the chance levels. ``.dropped``: what cutting the
+    table into windows left out or split (``WindowSet.dropped``; absent when not known)."""
 
-    _metadata = ["predictions", "classes", "best_estimator_", "chosen_", "versus", "probes"]
+    _metadata = [
+        "predictions", "classes", "best_estimator_", "chosen_", "versus", "probes", "dropped"
+    ]  # fmt: skip
 
     @property
     def _constructor(self):

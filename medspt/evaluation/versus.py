@@ -15,6 +15,7 @@ import pandas as pd
 
 from medspt.api import evaluate
 from medspt.core.errors import InputError
+from medspt.core.warn import once_per_call
 from medspt.evaluation.choice import baseline_configs, display_name, versus_frame
 from medspt.evaluation.comparisons import comparison_table
 from medspt.evaluation.markdown_tables import (
@@ -30,6 +31,7 @@ from medspt.evaluation.results import Results, config_rows
 __all__ = ["compare", "preference", "versus_baseline", "versus_markdown"]
 
 
+@once_per_call
 def compare(
     data,
     y=None,

@@ -47,6 +47,12 @@ CONV_KERNEL = 9  # of every temporal convolution of the conv tokenizer
 CONV_DILATIONS = (1, 4, 12)  # receptive fields of 9, 33 and 97 steps
 HEAD_PREFIXES = ("head.", "stats_head.")  # parameter names of the classification head
 POOLING = ("mean", "cls")
+# The least window scale of instance normalization, in units of the channel's training std
+# (the model's input is standardized by the training channels first). Without it a window
+# whose channel is (nearly) constant -- a value held over from a slower rate, a saturated
+# sensor -- is divided by ~0.003, and one step inside it becomes a value of hundreds.
+INSTANCE_FLOOR = 0.1
+INSTANCE_EPS = 1e-5  # the variance added before the square root (the floor of old files)
 
 
 @dataclass
@@ -73,6 +79,9 @@ class ModelConfig:
     # RevIN-style: every window standardized per channel by the statistics of the values
     # the model may see (observed and not hidden), so hidden values leak nothing
     instance_norm: bool = False
+    # the least std a window is divided by (see INSTANCE_FLOOR); configs stored before it
+    # existed load with 0 (from_dict), so their models predict as they did
+    instance_floor: float = INSTANCE_FLOOR
     # the classifier also sees each window's per-channel mean and log-std (of the values
     # it may see): the levels and spreads instance normalization takes from the tokens
     window_stats: bool = False
@@ -100,6 +109,12 @@ class ModelConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ModelConfig:
+        """The config :meth:`to_dict` wrote. Settings added since keep the behaviour of
+        the files written before them: no ``instance_floor`` means 0 (no floor)."""
+        return cls(**{"instance_floor": 0.0, **d})
 
 
 # --------------------------------------------------------------------------- attention
@@ -218,6 +233,7 @@ MODEL_RULES: dict[str, Rule] = {
     "attention_options": Rule(lambda v: v is None or isinstance(v, dict), "be a dict or None"),
     "mlp_ratio": integer(1),
     "instance_norm": flag(),
+    "instance_floor": interval("[0, inf)"),
     "window_stats": flag(),
 }
 
@@ -515,25 +531,34 @@ class SPTTransformer(nn.Module):
         """``x (B, C, T)`` standardized per window and channel by the mean and std of its
         visible values (observed, not ``hidden``), with ``instance_norm``; else ``x``.
 
-        A channel with fewer than 2 visible values (hidden whole by channel masking) keeps
-        its values: its level cannot be known from what the model sees."""
+        The std is ``sqrt(var + max(instance_floor**2, 1e-5))``: a window whose channel
+        barely moves is divided by at least ``instance_floor`` (a fraction of the
+        channel's training std), so a step inside a near-constant window stays a step of
+        moderate size instead of a value of hundreds. A channel with fewer than 2 visible
+        values (hidden whole by channel masking) keeps its values: its level cannot be
+        known from what the model sees."""
         if not self.config.instance_norm:
             return x
-        mean, std = self.visible_stats(x, hidden)
+        eps = max(float(self.config.instance_floor) ** 2, INSTANCE_EPS)
+        mean, std = self.visible_stats(x, hidden, eps=eps)
         return (x - mean) / std
 
     @staticmethod
     def visible_stats(
-        x: torch.Tensor, hidden: torch.Tensor | None = None
+        x: torch.Tensor, hidden: torch.Tensor | None = None, *, eps: float = INSTANCE_EPS
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Mean and std ``(B, C, 1)`` of each window's visible values per channel (observed
-        and not ``hidden``); 0 and 1 for a channel with fewer than 2 visible values."""
+        and not ``hidden``); 0 and 1 for a channel with fewer than 2 visible values.
+
+        The std is ``sqrt(var + eps)``. The window-statistics head reads it with the
+        default ``eps`` (its log-std feature is unchanged by the instance floor: a level
+        and a spread are features there, not divisors)."""
         seen = ~torch.isnan(x) if hidden is None else ~torch.isnan(x) & ~hidden  # (B, C, T)
         n = seen.sum(-1, keepdim=True)  # (B, C, 1)
         zero = torch.zeros((), dtype=x.dtype, device=x.device)
         mean = torch.where(seen, x, zero).sum(-1, keepdim=True) / n.clamp_min(1)
         var = torch.where(seen, (x - mean) ** 2, zero).sum(-1, keepdim=True) / n.clamp_min(1)
-        std = torch.sqrt(var + 1e-5)
+        std = torch.sqrt(var + eps)
         few = n < 2
         mean = torch.where(few, zero, mean)
         std = torch.where(few, torch.ones((), dtype=x.dtype, device=x.device), std)

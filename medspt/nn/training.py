@@ -32,7 +32,20 @@ from medspt.nn.augment import augment, may_pad, mixup
 from medspt.nn.masking import make_mask
 from medspt.nn.model import HEAD_PREFIXES, SPTTransformer
 
-__all__ = ["TrainConfig", "pretrain", "finetune", "masked_mse", "resolve_device"]
+__all__ = [
+    "TrainConfig",
+    "pretrain",
+    "finetune",
+    "masked_mse",
+    "reconstruction_sums",
+    "relative_loss",
+    "resolve_device",
+]
+
+# a channel whose hidden values deviate from their window's visible mean by less than this
+# (mean square, in the units of the training channel std) has no baseline to beat: it is
+# constant, up to rounding, wherever it was hidden
+BASELINE_ZERO = 1e-12
 
 
 @dataclass
@@ -82,6 +95,53 @@ def masked_mse(pred: torch.Tensor, target: torch.Tensor, hidden: torch.Tensor) -
     # NaN targets are replaced before the difference, so they reach neither value nor gradient
     diff = torch.where(sel, pred.float() - target.float().nan_to_num(), 0.0)  # (B, C, T)
     return diff.square().sum() / sel.sum().clamp_min(1)
+
+
+def reconstruction_sums(
+    pred: torch.Tensor, target: torch.Tensor, hidden: torch.Tensor
+) -> torch.Tensor:
+    """Per channel, the sums that make the reconstruction loss relative to the
+    visible-mean baseline, ``(3, C)`` in float32: the squared error of ``pred`` on the
+    hidden entries whose target is observed, the squared error of each window-channel's
+    visible mean (the mean of its observed values that are not ``hidden``) on the same
+    entries, and their number.
+
+    ``pred`` and ``target`` ``(B, C, T)`` live in one space (with instance normalization,
+    that of :meth:`~medspt.nn.model.SPTTransformer.instance_normalize`, where the visible
+    mean is 0). A window-channel with fewer than 2 visible values (hidden whole by channel
+    masking) has the baseline 0, the training channel mean. Nothing is read back to the
+    host; add the sums of several batches before :func:`relative_loss`.
+    """
+    sel = hidden & ~torch.isnan(target)  # (B, C, T)
+    t = target.float()
+    mean, _ = SPTTransformer.visible_stats(t, hidden)  # (B, C, 1)
+    t = t.nan_to_num()
+    err = torch.where(sel, pred.float() - t, 0.0).square().sum(dim=(0, 2))  # (C,)
+    base = torch.where(sel, t - mean, 0.0).square().sum(dim=(0, 2))
+    return torch.stack([err, base, sel.sum(dim=(0, 2)).float()])
+
+
+def relative_loss(sums) -> tuple[float, list[float]]:
+    """The reconstruction loss relative to predicting each window's visible mean, from
+    :func:`reconstruction_sums` ``(3, C)`` (a tensor or nested list): pooled over all
+    channels (summed errors over summed baselines), and per channel. 1.0 is what the
+    visible mean scores, so a value near 1 means nothing was learned for that channel; 0
+    is a perfect reconstruction. NaN where there is no baseline to beat (nothing hidden,
+    or a channel constant wherever it was hidden)."""
+    if isinstance(sums, torch.Tensor):
+        sums = sums.tolist()
+    err, base, n = np.asarray(sums, dtype=np.float64)
+
+    def ratio(e: float, b: float, k: float) -> float:
+        return float(e / b) if k > 0 and b > BASELINE_ZERO * k else float("nan")
+
+    per_channel = [ratio(e, b, k) for e, b, k in zip(err, base, n)]
+    return ratio(err.sum(), base.sum(), n.sum()), per_channel
+
+
+def _relative_row(prefix: str, sums) -> dict:
+    pooled, channels = relative_loss(sums)
+    return {f"{prefix}_relative": pooled, f"{prefix}_relative_channels": channels}
 
 
 def _to_device(t: torch.Tensor, device: torch.device) -> torch.Tensor:
@@ -180,9 +240,12 @@ def _fit_loop(
     cfg: TrainConfig,
     desc: str,
     monitor: str = "val_loss",
+    epoch_stats: Callable[[], dict] | None = None,
 ) -> tuple[list[dict], int]:
     """Generic epoch loop; returns the per-epoch history and the epoch whose weights are
-    kept (1-based): the best validation epoch, or the last one without validation."""
+    kept (1-based): the best validation epoch, or the last one without validation.
+    ``epoch_stats`` (optional) adds entries to each epoch's row after its last step
+    (read once an epoch, like the loss)."""
     torch.manual_seed(cfg.seed)  # dropout
     dev = resolve_device(cfg.device)
     # shuffling and masks are drawn on the training device: a step copies nothing there
@@ -225,6 +288,8 @@ def _fit_loop(
             "seconds": dt,
             "windows_per_s": seen / dt if dt > 0 else float("nan"),
         }
+        if epoch_stats is not None:
+            row.update(epoch_stats())
         if eval_fn is not None:
             model.eval()
             with torch.no_grad(), _autocast(dev, cfg.amp):
@@ -279,13 +344,21 @@ def pretrain(
     Returns
     -------
     history : list of dict
-        Per epoch: ``train_loss``, ``val_loss`` (masked MSE), seconds, windows/s.
+        Per epoch: ``train_loss``, ``val_loss`` (masked MSE), seconds, windows/s, and the
+        loss relative to predicting each window-channel's visible mean
+        (:func:`relative_loss`; 1.0 = nothing learned): ``train_relative`` and
+        ``train_relative_channels`` (over the epoch's training batches, as they were
+        hidden and with the weights of the moment), ``val_relative`` and
+        ``val_relative_channels`` (one value per channel) with ``X_val``.
     best_epoch : int
     """
     cfg = config or TrainConfig()
     dev = resolve_device(cfg.device)
     model.to(dev)
     X = _to_device(X, dev)  # once: batches are indexed on the device
+    # the relative loss of the training batches, summed on the device and read once an epoch
+    acc = torch.float32 if dev.type == "mps" else torch.float64  # MPS has no float64
+    sums = torch.zeros(3, X.shape[1], dtype=acc, device=dev)
     padded = _has_padding(model, X)
     mask_kw = dict(
         ratio=mask_ratio, mean_span=mean_span, channel_groups=channel_groups, token_len=token_len
@@ -300,7 +373,15 @@ def pretrain(
         hidden = hide_for(xb, gen)
         # with instance normalization the target lives in the visible values' scale
         target = model.instance_normalize(xb, hidden)
-        return masked_mse(model.reconstruct(xb, hidden, padded=padded), target, hidden)
+        pred = model.reconstruct(xb, hidden, padded=padded)
+        with torch.no_grad():
+            sums.add_(reconstruction_sums(pred.detach(), target, hidden))
+        return masked_mse(pred, target, hidden)
+
+    def epoch_stats() -> dict:
+        row = _relative_row("train", sums.tolist())  # the epoch's one read
+        sums.zero_()
+        return row
 
     eval_fn = None
     if X_val is not None and len(X_val):
@@ -309,21 +390,21 @@ def pretrain(
         val_hidden = [hide_for(X_val[i : i + 512], vgen) for i in range(0, len(X_val), 512)]
 
         def eval_fn():
-            losses = [
-                float(
-                    masked_mse(
-                        model.reconstruct(X_val[i * 512 : (i + 1) * 512], h),
-                        model.instance_normalize(X_val[i * 512 : (i + 1) * 512], h),
-                        h,
-                    )
-                )
-                for i, h in enumerate(val_hidden)
-            ]
-            return {"val_loss": float(np.mean(losses))}
+            losses, val_sums = [], torch.zeros_like(sums)
+            for i, h in enumerate(val_hidden):
+                xv = X_val[i * 512 : (i + 1) * 512]
+                pred, target = model.reconstruct(xv, h), model.instance_normalize(xv, h)
+                losses.append(masked_mse(pred, target, h))
+                val_sums += reconstruction_sums(pred, target, h)
+            # one read: the chunks' losses (float32, exact in float64) and the sums
+            read = torch.cat([torch.stack(losses).to(sums.dtype), val_sums.flatten()]).tolist()
+            n = len(losses)
+            rows = np.asarray(read[n:]).reshape(3, -1)
+            return {"val_loss": float(np.mean(read[:n])), **_relative_row("val", rows)}
 
     params = model.encoder_parameters()
     cfg = dataclasses.replace(cfg, encoder_lr_scale=1.0)  # the encoder is what it trains
-    return _fit_loop(model, params, step, eval_fn, len(X), cfg, "pretrain")
+    return _fit_loop(model, params, step, eval_fn, len(X), cfg, "pretrain", epoch_stats=epoch_stats)
 
 
 def finetune(

@@ -395,6 +395,7 @@ def run_study(
     fs: float | None = None,
     max_missing: float = 0.5,
     drop_short: bool = False,
+    strict: bool = False,
     metric: str = "balanced_accuracy",
     params: dict | None = None,
     diagnostics: bool = True,
@@ -439,7 +440,7 @@ def run_study(
         (TPE), on that fold's validation subjects only (nested).
     cv : int
         Subject-wise folds for data without a protocol.
-    window, stride, label, subject, recording, time, channels, fs, max_missing, drop_short
+    window, stride, label, subject, recording, time, channels, fs, max_missing, drop_short, strict
         How a DataFrame or file is read and cut, as in :func:`medspt.fit_spt` (the same
         options on the command line: ``--window``, ``--subject``, ...). They are stored
         in the study, so workers that join it cut identical windows; a protocol fixes
@@ -470,6 +471,7 @@ def run_study(
     channels = None if channels is None else list(channels)
     options = dict(label=label, subject=subject, recording=recording, time=time)
     options |= dict(channels=channels, fs=fs, max_missing=max_missing, drop_short=drop_short)
+    options |= dict(strict=strict)
     spec = data_spec(data, protocol, cv, window, stride, options)
     ws, folds = load_study_data(spec, data if spec["kind"] == "memory" else None)
     grid = _grid(depths, maskings, scratch, alibi, scratch_long, seeds, baselines)
@@ -495,7 +497,7 @@ def _open_study(storage, name: str, sampler, attrs: dict) -> optuna.Study:
         if attrs["grid"].get("baselines") and "grid" in str(e):
             raise InputError(
                 f"{e}. A study created before baselines were cells of the grid resumes with "
-                "baselines=() (--no-baselines)"
+                "baselines=()"
             ) from None
         raise
 
@@ -536,7 +538,7 @@ def _checked_params(
         raise InputError(
             "params set positional='alibi' and the grid adds scratch-alibi, which would "
             "then be scratch again; leave positional out of params or drop the alibi "
-            "configuration (alibi=False, --no-alibi)"
+            "configuration (alibi=False)"
         )
     unknown = [m for m in maskings if m not in STRATEGIES]
     if unknown:
