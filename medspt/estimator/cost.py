@@ -22,7 +22,7 @@ from sklearn.base import clone
 from medspt.nn.model import SPTTransformer
 from medspt.nn.training import masked_mse, resolve_device
 
-__all__ = ["CostEstimate", "estimate_fit"]
+__all__ = ["CostEstimate", "duration_text", "estimate_fit"]
 
 PROBE_STEPS = 3  # timed optimizer steps per stage, after one untimed (first-call costs)
 
@@ -75,16 +75,17 @@ class CostEstimate:
         return (
             f"cost: {self.n_train:,} training windows, {stages} optimizer steps{members} "
             f"(at most; early stopping may end sooner), about {step_ms:.0f} ms per step "
-            f"here: {_duration(self.seconds)} per fit"
+            f"here: about {duration_text(self.seconds)} per fit"
         )
 
 
-def _duration(seconds: float) -> str:
+def duration_text(seconds: float) -> str:
+    """``seconds`` in the unit a person reads: ``"42 s"``, ``"7 min"``, ``"1.5 h"``."""
     if seconds < 90:
-        return f"about {seconds:.0f} s"
+        return f"{seconds:.0f} s"
     if seconds < 5400:
-        return f"about {seconds / 60:.0f} min"
-    return f"about {seconds / 3600:.1f} h"
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def estimate_fit(

@@ -15,18 +15,10 @@ import numpy as np
 from medspt.baselines import BASELINES
 from medspt.data.windowset import WindowSet
 from medspt.estimator.classifier import SPTClassifier
-from medspt.estimator.cost import CostEstimate, estimate_fit
+from medspt.estimator.cost import CostEstimate, duration_text, estimate_fit
 from medspt.evaluation.configs import config_params
 
 __all__ = ["evaluation_estimate"]
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def evaluation_estimate(
@@ -74,6 +66,6 @@ def evaluation_estimate(
     return (
         f"Plan: {len(folds)} folds × {len(seeds)} seed(s), {len(train):,} training windows in "
         f"fold 1. " + "; ".join(parts) + f". About {step_ms:.0f} ms per optimizer step on "
-        f"this machine (timed just now): at most about {_duration(total)} of training"
+        f"this machine (timed just now): at most about {duration_text(total)} of training"
         f"{baselines}. Early stopping often ends a stage sooner."
     )
