@@ -494,10 +494,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--params", default="{}", help="JSON of SPTClassifier settings (default: {})")
     ap.add_argument("--out", type=Path, default=RESULTS, help="results folder (default: results/)")
     ap.add_argument("--report-only", action="store_true", help="rewrite the report only")
-    ap.add_argument("--defaults", default=ISSUE_59_HASH,
-                    help="report the cells run under this defaults hash (default: "
-                    f"{ISSUE_59_HASH}, the default frozen in issue 59, before issue 60's "
-                    "instance floor; its cells run from a checkout of that code)")  # fmt: skip
+    ap.add_argument("--defaults", default=None,
+                    help="run and report the cells of this defaults hash (default: with no "
+                    f"--params, {ISSUE_59_HASH}, the default frozen in issue 59, before issue "
+                    "60's instance floor, whose cells run from a checkout of that code; with "
+                    "--params, the hash they give)")  # fmt: skip
     args = ap.parse_args(argv)
     params = json.loads(args.params)
     if not isinstance(params, dict):
@@ -505,10 +506,11 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(args.arms or ()) - set(arms(params))
     if unknown:
         ap.error(f"--arms: unknown {sorted(unknown)}; choose from {list(arms(params))}")
-    if not args.report_only and args.protocol and params_hash(params) != args.defaults:
+    target = args.defaults or (ISSUE_59_HASH if not params else params_hash(params))
+    if not args.report_only and args.protocol and params_hash(params) != target:
         ap.error(
             f"this code's defaults hash is {params_hash(params)}, but the cells reported are "
-            f"those of {args.defaults}: resume them from a checkout of that code (for "
+            f"those of {target}: resume them from a checkout of that code (for "
             f"{ISSUE_59_HASH}: `git worktree add ../le 5202d67`, run there with "
             f"PYTHONPATH=../le), or start a set of cells under today's defaults with "
             f"--defaults {params_hash(params)}"
@@ -520,7 +522,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.protocol:
             run(name, args.data, args.fractions, args.seeds, params, args.out, args.arms)
     command = "python benchmarks/label_efficiency.py " + " ".join(argv or sys.argv[1:])
-    write_report(args.out / "label_efficiency.md", report(args.out, params, command, args.defaults))
+    write_report(args.out / "label_efficiency.md", report(args.out, params, command, target))
     return 0
 
 

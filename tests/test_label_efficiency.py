@@ -165,3 +165,12 @@ def test_the_answer_says_what_each_arm_cost_in_time_at_each_share():
         "Mean fitting time per fold: 10%: spt-span 550 s, scratch-long 1100 s, MiniRocket 20 s."
     )
     assert le.answer("GPD-1", table, curve, "spt-span").endswith("of the training subjects.")
+
+
+def test_cells_of_another_default_are_not_appended_from_this_code(capsys):
+    # the issue-59 cells (defaults 8b5a2958, before the instance floor) resume only from
+    # that code; today's code would add cells of another default under their name
+    with pytest.raises(SystemExit):
+        le.main(["--protocol", "demo", "--defaults", "8b5a2958"])
+    err = capsys.readouterr().err
+    assert "the cells reported are those of 8b5a2958" in err and "--defaults" in err
