@@ -22,6 +22,7 @@ from medspt.baselines import BASELINES, RocketBaseline, check_baselines, make_ba
 from medspt.core.errors import InputError
 from medspt.core.splits import check_folds, subject_folds
 from medspt.core.warn import once_per_call, warn
+from medspt.data.summary import NOT_LEARNED
 from medspt.data.windowing import samples_as_given, to_samples
 from medspt.data.windowset import WindowSet, WindowSpec, from_arrays, make_windows
 from medspt.estimator.classifier import SPTClassifier
@@ -399,10 +400,25 @@ def fit_fold(
         "val_subjects": " ".join(map(str, clf.validation_subjects_)),
         "val_score": val_score(clf),
         "n_unlabelled": clf.n_unlabelled_windows_,
+        **_pretraining_columns(clf),
         "wall_time_s": wall,
         "windows_per_s": sum(r["windows"] for r in epochs) / train_s if train_s > 0 else np.nan,
     }
     return row, clf, full
+
+
+def _pretraining_columns(clf: SPTClassifier) -> dict:
+    """Did pretraining learn? The kept epoch's reconstruction loss relative to predicting
+    each window's visible mean (1.0 = nothing learned), pooled, and the channels left above
+    0.95 of it (NaN and "" for models that did not pretrain)."""
+    info = getattr(getattr(clf, "data_summary_", None), "pretraining", None) or {}
+    channels = info.get("channels") or {}
+    stuck = [c for c, v in channels.items() if v is not None and v > NOT_LEARNED]
+    relative = info.get("relative")
+    return {
+        "pretrain_relative": np.nan if relative is None else float(relative),
+        "not_learned": " ".join(map(str, stuck)),
+    }
 
 
 def fit_baseline_fold(
@@ -555,7 +571,9 @@ def evaluate(
         fold, window and subject counts, metrics (accuracy, balanced_accuracy, macro_f1,
         roc_auc, subject_accuracy), pretrain_epochs, finetune_epoch (the epoch whose
         weights were kept), optimizer_steps, val_subjects (held out for early stopping),
-        n_unlabelled (unlabelled windows pretrained on beside the fold's own), wall time
+        n_unlabelled (unlabelled windows pretrained on beside the fold's own),
+        pretrain_relative and not_learned (the kept pretraining epoch's loss relative to
+        predicting each window's visible mean, and the channels left above 0.95), wall time
         and training windows per second. ``results.predictions`` holds the
         out-of-fold predictions of every window, fit and seed (see :class:`Results`);
         :func:`summarize` uses them to test over subjects. ``results.probes``: the

@@ -308,3 +308,20 @@ def test_a_config_without_the_floor_loads_with_floor_zero_and_predicts_as_before
     expected = (x - m) / torch.sqrt(x.var(-1, unbiased=False, keepdim=True) + 1e-5)
     got = _model(floor=0.0).instance_normalize(x, hidden)
     torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-4)
+
+
+def test_evaluate_rows_say_whether_pretraining_learned():
+    import medspt
+    from medspt.data.synthetic import make_demo_frame
+
+    res = medspt.evaluate(
+        make_demo_frame(n_subjects=6), window="4s", cv=2, depths=(1,), scratch_long=False,
+        baselines=(), probes=False, verbose=False, d_model=8, n_heads=2, epochs=1,
+        pretrain_epochs=2, min_steps=0, n_estimators=1,
+    )  # fmt: skip
+    spt, scratch = res[res["config"] == "spt-span"], res[res["config"] == "scratch"]
+    assert spt["pretrain_relative"].between(0.0, 2.0).all()
+    assert scratch["pretrain_relative"].isna().all() and (scratch["not_learned"] == "").all()
+    # a channel is listed exactly when its kept-epoch loss is above 0.95 of the baseline
+    for names in spt["not_learned"]:
+        assert set(names.split()) <= {"acc_x", "acc_y", "emg"}
