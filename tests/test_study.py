@@ -53,6 +53,14 @@ def test_grid_runs_every_cell_once_with_fold_details(small_study):
     fold = t.user_attrs["folds"][0]
     assert {"balanced_accuracy", "wall_time_s", "finetune_epoch", "curves"} <= set(fold)
     assert len(fold["curves"]["finetune"]["train_loss"]) == 1
+    spt = next(
+        f for tr in study.get_trials(states=(TrialState.COMPLETE,))
+        for f in tr.user_attrs["folds"] if "pretrain" in f["curves"]
+    )  # fmt: skip
+    # whether pretraining learned, for the dashboard: relative to the visible-mean baseline
+    relative = spt["curves"]["pretrain"]["val_relative"]
+    assert all(v is None or 0.0 < v < 3.0 for v in relative) and len(relative) >= 1
+    assert "pretrain_relative" in spt and "not_learned" in spt
     assert t.value == pytest.approx(
         np.mean([f["balanced_accuracy"] for f in t.user_attrs["folds"]])
     )

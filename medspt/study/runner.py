@@ -80,14 +80,19 @@ __all__ = ["run_study", "run_worker"]
 # --------------------------------------------------------------------------- one cell
 
 
+def _missing(v) -> bool:
+    return v is None or (isinstance(v, float) and np.isnan(v))
+
+
 def _curves(clf) -> dict:
     """A fitted model's learning curves per stage, small enough for a trial attribute."""
     out = {}
     for stage, rows in clf.history_.items():
         if rows:
             out[stage] = {  # 5 significant digits: plenty for a curve, a third of the size
-                k: [None if r.get(k) is None else float(f"{r[k]:.5g}") for r in rows]
-                for k in ("train_loss", "val_loss", "val_balanced_accuracy")
+                k: [None if _missing(r.get(k)) else float(f"{r[k]:.5g}") for r in rows]
+                # val_relative: pretraining's loss relative to the visible-mean baseline
+                for k in ("train_loss", "val_loss", "val_balanced_accuracy", "val_relative")
                 if k in rows[0]
             }
     return out
