@@ -1,6 +1,11 @@
-"""The three index-build implementations (torch reference, Numba CPU, Numba CUDA in the
-simulator) agree exactly, and hierarchical attention gives the same outputs and gradients
-with each of them."""
+"""The three index-build implementations (torch reference, Numba CPU, Numba CUDA) agree
+exactly, and hierarchical attention gives the same outputs and gradients with each of them.
+
+By default (``tests/conftest.py``) the CUDA implementation runs in Numba's simulator on CPU
+tensors, so CI checks it without a GPU. On a machine with an NVIDIA GPU,
+``NUMBA_ENABLE_CUDASIM=0 pytest tests/test_kernels.py`` runs it on the device: its inputs
+are created there and its results compared on the CPU (``benchmarks/gpu.sh`` does this).
+"""
 
 import pytest
 import torch
@@ -9,6 +14,23 @@ from medspt.nn import kernels
 from medspt.nn.attention import HierarchicalAttention, select_partition
 
 IMPLS = ("torch", "numba", "cuda")
+# the CUDA kernels on a real device (simulator off, a GPU present); else in the simulator
+HARDWARE = not kernels.simulator_enabled() and torch.cuda.is_available()
+if not kernels.simulator_enabled() and not HARDWARE:
+    pytest.skip(
+        "NUMBA_ENABLE_CUDASIM=0 but no CUDA device: the CUDA implementation cannot run",
+        allow_module_level=True,
+    )
+
+
+def _dev(impl: str) -> torch.device:
+    """Where an implementation's inputs live: the GPU for "cuda" on hardware."""
+    return torch.device("cuda" if impl == "cuda" and HARDWARE else "cpu")
+
+
+def _on(impl: str, t):
+    return None if t is None else t.to(_dev(impl))
+
 
 # (B, H, N, levels, pool, topk, tile): odd lengths, one level, tiles of one entry, ties
 CASES = [
@@ -35,9 +57,12 @@ def _pad(B, N):
     return pad
 
 
-def test_simulator_is_on_in_tests():
-    assert kernels.simulator_enabled(), "conftest sets NUMBA_ENABLE_CUDASIM=1 before numba"
-    assert kernels.cuda_usable(torch.zeros(1))
+def test_the_cuda_implementation_can_run_here():
+    if HARDWARE:
+        assert kernels.cuda_usable(torch.zeros(1, device="cuda"))
+    else:
+        assert kernels.simulator_enabled(), "conftest sets NUMBA_ENABLE_CUDASIM=1 before numba"
+        assert kernels.cuda_usable(torch.zeros(1))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[str(c) for c in CASES])
@@ -48,7 +73,8 @@ def test_implementations_agree_exactly(case, padded):
     pad = _pad(B, N) if padded else None
     ref = select_partition(s, pad, levels, pool, topk, tile, impl="torch")
     for impl in ("numba", "cuda"):
-        got = select_partition(s, pad, levels, pool, topk, tile, impl=impl)
+        got = select_partition(_on(impl, s), _on(impl, pad), levels, pool, topk, tile, impl=impl)
+        got = [t.cpu() for t in got]
         for name, a, b in zip(ref._fields, ref, got):
             assert a.shape == b.shape, (impl, name)
             assert torch.equal(a, b), (impl, name)
@@ -88,9 +114,12 @@ def test_per_tile_bound_and_every_tile_refined():
     assert set((glob.pos_idx[0, 0][glob.level_idx[0, 0] == 0] // 32).tolist()) == {0}
 
 
-def _qkv(seed, B=2, H=2, N=29, D=4, dtype=torch.float32):
+def _qkv(seed, B=2, H=2, N=29, D=4, dtype=torch.float32, impl="torch"):
+    """Query, key and value leaves (gradients land on them), on ``impl``'s device; the
+    same values whatever the device."""
     g = torch.Generator().manual_seed(seed)
-    return [torch.randn(B, H, N, D, generator=g, dtype=dtype, requires_grad=True) for _ in "qkv"]
+    draws = [torch.randn(B, H, N, D, generator=g, dtype=dtype) for _ in "qkv"]
+    return [t.to(_dev(impl)).requires_grad_() for t in draws]
 
 
 @pytest.mark.parametrize("tile", [None, 1])
@@ -99,11 +128,12 @@ def test_outputs_and_gradients_agree_across_implementations(tile):
     mask[1, 20:] = True
     res = {}
     for impl in IMPLS:
-        q, k, v = _qkv(1)
+        q, k, v = _qkv(1, impl=impl)
         attn = HierarchicalAttention(levels=3, pool=2, topk=2, tile=tile, impl=impl)
-        y = attn(q, k, v, mask)
-        (y * torch.linspace(-1, 1, y.numel()).view_as(y)).sum().backward()
-        res[impl] = (y.detach(), q.grad, k.grad, v.grad)
+        y = attn(q, k, v, _on(impl, mask))
+        weights = torch.linspace(-1, 1, y.numel(), device=y.device).view_as(y)
+        (y * weights).sum().backward()
+        res[impl] = tuple(t.cpu() for t in (y.detach(), q.grad, k.grad, v.grad))
     for impl in ("numba", "cuda"):
         for a, b in zip(res["torch"], res[impl]):
             assert (a - b).abs().max() < 1e-5
@@ -111,15 +141,15 @@ def test_outputs_and_gradients_agree_across_implementations(tile):
 
 @pytest.mark.parametrize("impl", IMPLS)
 def test_gradcheck_each_implementation(impl):
-    q, k, v = _qkv(4, B=1, H=1, N=11, D=3, dtype=torch.float64)
+    q, k, v = _qkv(4, B=1, H=1, N=11, D=3, dtype=torch.float64, impl=impl)
     attn = HierarchicalAttention(levels=2, pool=2, topk=1, tile=2, impl=impl)
     assert torch.autograd.gradcheck(lambda q, k, v: attn(q, k, v), (q, k, v))
 
 
 @pytest.mark.parametrize("impl", IMPLS)
 def test_large_topk_equals_full_attention_with_tiles(impl):
-    q, k, v = _qkv(2, N=45)
-    mask = torch.zeros(2, 45, dtype=torch.bool)
+    q, k, v = _qkv(2, N=45, impl=impl)
+    mask = torch.zeros(2, 45, dtype=torch.bool, device=q.device)
     mask[0, 40:] = True
     y = HierarchicalAttention(levels=3, pool=3, topk=45, tile=2, impl=impl)(q, k, v, mask)
     ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=~mask[:, None, None])
