@@ -56,6 +56,8 @@ EVALUATE_COLUMNS = (
     "val_subjects",
     "val_score",
     "n_unlabelled",
+    "pretrain_relative",
+    "not_learned",
     "wall_time_s",
     "windows_per_s",
 )

@@ -72,6 +72,8 @@ def make_row(
         "val_subjects": " ".join(map(str, np.unique(groups[plan.val]))),
         "val_score": info.get("val_score", np.nan),  # validation subjects' score, if kept
         "n_unlabelled": 0,  # baselines never pretrain
+        "pretrain_relative": np.nan,  # tsai's pretraining loss is not on medspt's scale
+        "not_learned": "",
         "wall_time_s": info.get("wall_time_s", np.nan),
         "windows_per_s": info.get("windows_per_s", np.nan),
         "protocol": protocol,
